@@ -1,0 +1,89 @@
+# shellcheck shell=bash
+# Helpers for bed test scripts (run inside node1 by scripts/testbed/tb).
+# Every check prints exactly one line: "ok - NAME" or "not ok - NAME: reason";
+# tests/run counts those lines. Logs of each check go to $TB_OUT/logs/.
+set -u
+LOGDIR=${TB_OUT:-/tmp}/logs/$(basename "${0%.sh}")
+mkdir -p "$LOGDIR"
+PVRDMA_UCT_LIB=${PVRDMA_UCT_LIB:-/usr/lib/x86_64-linux-gnu/ucx/libuct_pvrdma.so.0}
+MPIRUN=(mpirun --allow-run-as-root --hostfile "$TB_HOSTFILE")
+BED_FAILED=0
+
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1: $2"; BED_FAILED=1; }
+
+# log_name NAME: a file name for a check's log.
+log_name() { echo "$LOGDIR/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').log"; }
+
+# check NAME TIMEOUT CMD...: passes when CMD exits 0 within TIMEOUT seconds.
+check() {
+    local name=$1 t=$2 log rc
+    shift 2
+    log=$(log_name "$name")
+    timeout -k 10 "$t" "$@" >"$log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then pass "$name"
+    elif [ $rc = 124 ]; then fail "$name" "timed out after ${t}s (log: $log)"
+    else fail "$name" "exit $rc: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300) (log: $log)"
+    fi
+    return $rc
+}
+
+# check_output NAME TIMEOUT REGEX CMD...: CMD exits 0 and its output matches REGEX (grep -E).
+check_output() {
+    local name=$1 t=$2 re=$3 log rc
+    shift 3
+    log=$(log_name "$name")
+    timeout -k 10 "$t" "$@" >"$log" 2>&1
+    rc=$?
+    if [ $rc != 0 ]; then fail "$name" "exit $rc: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300) (log: $log)"
+    elif grep -qE -- "$re" "$log"; then pass "$name"
+    else fail "$name" "output does not match /$re/ (log: $log)"
+    fi
+}
+
+# check_fails NAME TIMEOUT REGEX CMD...: CMD must fail (non-zero, not a timeout)
+# and say something matching REGEX: how bad input is expected to end.
+check_fails() {
+    local name=$1 t=$2 re=$3 log rc
+    shift 3
+    log=$(log_name "$name")
+    timeout -k 10 "$t" "$@" >"$log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then fail "$name" "succeeded but should have failed (log: $log)"
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then fail "$name" "hung: timed out after ${t}s (log: $log)"
+    elif grep -qE -- "$re" "$log"; then pass "$name"
+    else fail "$name" "failed without the expected message /$re/ (log: $log)"
+    fi
+}
+
+# perftest_pair LOG TOOL ARGS...: server on node2, client on node1 (retrying
+# until the server listens: starting it over ssh is slow under emulation).
+perftest_pair() {
+    local log=$1 tool=$2 i rc=1
+    shift 2
+    ssh node2 "timeout 120 $tool $*" >"$log.server" 2>&1 &
+    local spid=$!
+    for i in $(seq 1 40); do
+        sleep 1
+        timeout 120 "$tool" "$@" node2 >"$log" 2>&1 && { rc=0; break; }
+        grep -q "Couldn't connect" "$log" || break
+    done
+    wait "$spid" 2>/dev/null
+    return $rc
+}
+
+# Field N (1-based) of the first result row (a line starting with the size) of a perftest log.
+perftest_field() { awk -v n="$2" '$1 ~ /^[0-9]+$/ && NF >= n { print $n; exit }' "$1"; }
+
+bed_summary() { exit "$BED_FAILED"; }
+
+# ucx_lists LOG MD TL DEV: true when `ucx_info -d` output in LOG has memory
+# domain MD with transport TL on device DEV.
+ucx_lists() {
+    awk -v md="$2" -v tl="$3" -v dev="$4" '
+        /^# Memory domain:/ { inmd = ($4 == md) }
+        /^#  *Transport:/   { intl = inmd && ($3 == tl) }
+        /^#  *Device:/      { if (intl && $3 == dev) found = 1 }
+        END { exit !found }' "$1"
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# The bed's own contract, checked from the machine side: exit status passes
+# through, timeouts end with 124 and leave no QEMU behind, bad options are refused.
+set -u
+TB=${TB:-$(dirname "$0")/../scripts/testbed/tb}
+FAILED=0
+pass() { echo "ok - $1"; }
+fail() { echo "not ok - $1: $2"; FAILED=1; }
+
+"$TB" run --hosts 1 --timeout 120 -- sh -c 'exit 7' >/dev/null 2>&1
+rc=$?
+[ $rc = 7 ] && pass "tb run passes the command's exit status" || fail "tb run passes the command's exit status" "got $rc, want 7"
+
+out=$("$TB" run --hosts 1 --timeout 20 -- sleep 600 2>&1)
+rc=$?
+[ $rc = 124 ] && pass "tb run --timeout ends with 124" || fail "tb run --timeout ends with 124" "got $rc"
+echo "$out" | grep -q 'timeout after 20 s' && pass "timeout is reported" || fail "timeout is reported" "no message: $out"
+sleep 1
+if pgrep -f 'qemu-system-x86_64 -name tb-node' >/dev/null; then
+    fail "no QEMU left behind" "$(pgrep -af 'qemu-system-x86_64 -name tb-node' | cut -c1-120)"
+else
+    pass "no QEMU left behind"
+fi
+
+out=$("$TB" run --hosts 0 -- true 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q -- '--hosts must be' && pass "bad --hosts refused" || fail "bad --hosts refused" "rc $rc: $out"
+out=$("$TB" run --hosts 1 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q 'no command' && pass "missing command refused" || fail "missing command refused" "rc $rc: $out"
+out=$("$TB" run --bogus 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q "unknown option '--bogus'" && pass "unknown option refused" || fail "unknown option refused" "rc $rc: $out"
+"$TB" doctor >/dev/null && pass "tb doctor says the bed can run" || fail "tb doctor says the bed can run" "doctor failed"
+exit $FAILED
