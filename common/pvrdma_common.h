@@ -1,0 +1,624 @@
+/**
+ * @file pvrdma_common.h
+ * @brief Verbs code shared by the Open MPI BTL and the UCX transport for
+ *        VMware PVRDMA (paravirtual RoCE) devices.
+ *
+ * Framework-free on purpose: no opal and no ucs here.  Functions return 0 on
+ * success or a positive errno value; where a user-fixable problem can occur,
+ * the caller passes a buffer (@p why / @p err) that receives one readable
+ * sentence, so the plugin can print it with its own help/log facility.
+ *
+ * Pure functions (no verbs calls, no I/O) are marked "Pure." and are covered
+ * by tests/unit.  Everything else talks to libibverbs (and hwloc for NUMA
+ * distances).
+ *
+ * Completion status text: use ibv_wc_status_str() from libibverbs.
+ */
+#ifndef PVRDMA_COMMON_H
+#define PVRDMA_COMMON_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/*  Identity                                                                */
+/* ------------------------------------------------------------------------ */
+
+/** PCI vendor id of VMware (the host fills it; QEMU's model reports 0). */
+#define PVRDMA_COMMON_VENDOR_ID     0x15AD
+/** PCI device id / vendor_part_id of PVRDMA (2080 decimal). */
+#define PVRDMA_COMMON_PART_ID       0x0820
+/** Kernel device name prefix: vmw_pvrdma0, vmw_pvrdma1, ... */
+#define PVRDMA_COMMON_NAME_PREFIX   "vmw_pvrdma"
+
+/** Length of device name buffers (same as libibverbs' IBV_SYSFS_NAME_MAX). */
+#define PVRDMA_COMMON_DEV_NAME_MAX  64
+
+/**
+ * @brief Tell whether a verbs device is a PVRDMA device.  Pure.
+ *
+ * True when the name starts with "vmw_pvrdma" or the vendor_part_id is
+ * 0x0820 (vendor id is not checked: QEMU's model leaves it 0).
+ *
+ * @param dev_name (IN) device name, may be NULL
+ * @param attr     (IN) device attributes, may be NULL
+ */
+bool pvrdma_common_is_pvrdma(const char *dev_name,
+                             const struct ibv_device_attr *attr);
+
+/* ------------------------------------------------------------------------ */
+/*  Port specifications: "dev[:port][,dev[:port]...]"                       */
+/* ------------------------------------------------------------------------ */
+
+/** Port number meaning "every port of the device". */
+#define PVRDMA_COMMON_PORT_ANY 0
+
+/** One element of an include/exclude list. */
+struct pvrdma_common_port_spec {
+    char    dev_name[PVRDMA_COMMON_DEV_NAME_MAX]; /**< device name */
+    uint8_t port_num; /**< 1..255, or PVRDMA_COMMON_PORT_ANY */
+};
+
+/** A parsed include or exclude list; count 0 means "empty list". */
+struct pvrdma_common_port_list {
+    struct pvrdma_common_port_spec *specs; /**< malloc'ed array, or NULL */
+    size_t                          count; /**< number of specs */
+};
+
+/**
+ * @brief Parse "dev[:port][,dev[:port]...]".  Pure.
+ *
+ * NULL or "" (or only blanks) gives an empty list.  Blanks around elements
+ * are ignored.  Errors (EINVAL): empty element ("a,,b"), empty device name,
+ * device name too long, port not a decimal number in 1..255, trailing ':'.
+ *
+ * @param str     (IN)  the list text
+ * @param list    (OUT) the result; free with pvrdma_common_port_list_free()
+ * @param err     (OUT) message on error (may be NULL)
+ * @param err_len (IN)  size of @p err
+ * @return 0, EINVAL or ENOMEM (then @p list is empty)
+ */
+int pvrdma_common_port_list_parse(const char *str,
+                                  struct pvrdma_common_port_list *list,
+                                  char *err, size_t err_len);
+
+/** @brief Release a list filled by pvrdma_common_port_list_parse(). */
+void pvrdma_common_port_list_free(struct pvrdma_common_port_list *list);
+
+/**
+ * @brief True when (dev_name, port_num) matches an element of @p list.  Pure.
+ */
+bool pvrdma_common_port_list_match(const struct pvrdma_common_port_list *list,
+                                   const char *dev_name, uint8_t port_num);
+
+/**
+ * @brief Apply include/exclude semantics.  Pure.
+ *
+ * A port is selected when (include is NULL or empty or matches) and
+ * (exclude is NULL or does not match).
+ */
+bool pvrdma_common_port_selected(const struct pvrdma_common_port_list *include,
+                                 const struct pvrdma_common_port_list *exclude,
+                                 const char *dev_name, uint8_t port_num);
+
+/* ------------------------------------------------------------------------ */
+/*  Port discovery                                                          */
+/* ------------------------------------------------------------------------ */
+
+/** NUMA node / distance value meaning "unknown". */
+#define PVRDMA_COMMON_NUMA_UNKNOWN (-1)
+
+/** One verbs port as seen at discovery time. */
+struct pvrdma_common_port {
+    char     dev_name[PVRDMA_COMMON_DEV_NAME_MAX]; /**< e.g. "vmw_pvrdma0" */
+    uint8_t  port_num;     /**< 1-based port number */
+    bool     is_pvrdma;    /**< see pvrdma_common_is_pvrdma() */
+    bool     active;       /**< port_attr.state == IBV_PORT_ACTIVE */
+    enum ibv_mtu active_mtu; /**< port_attr.active_mtu */
+    uint8_t  link_layer;   /**< IBV_LINK_LAYER_ETHERNET / _INFINIBAND */
+    /** From /sys/class/infiniband/<dev>/device/numa_node; -1 unknown. */
+    int      numa_node;
+    /**
+     * Distance between the device's NUMA node and the NUMA node(s) of the
+     * calling process's CPU binding (hwloc): 0 local, larger is farther
+     * (the hwloc/ACPI SLIT value when known), -1 unknown.
+     */
+    int      numa_distance;
+    struct ibv_device_attr dev_attr;  /**< from ibv_query_device() */
+    struct ibv_port_attr   port_attr; /**< from ibv_query_port() */
+};
+
+/**
+ * @brief Ordering used by discovery: PVRDMA first, then ACTIVE, then
+ *        NUMA-nearest (unknown distance last), then device name, then port.
+ *        Pure; qsort()-compatible on struct pvrdma_common_port.
+ */
+int pvrdma_common_port_compare(const void *a, const void *b);
+
+/** @brief qsort() @p ports with pvrdma_common_port_compare().  Pure. */
+void pvrdma_common_port_sort(struct pvrdma_common_port *ports, size_t count);
+
+/**
+ * @brief Enumerate every port of every verbs device, keep the ones selected
+ *        by include/exclude, fill NUMA data, and sort them.
+ *
+ * Ports that are not ACTIVE are returned too (sorted after active ones), so
+ * callers can report them; callers use only ports with @c active set.
+ *
+ * @p why receives, when something the user asked for is unusable, one
+ * sentence per problem, "; "-separated, e.g.
+ * "device mlx5_9 requested in the include list was not found; port
+ * vmw_pvrdma0:1 is DOWN".  It is "" when there is nothing to report.
+ * A port listed in include but not found, or not ACTIVE, is reported.
+ * When no ACTIVE port remains, @p why also says so.
+ *
+ * @param include (IN)  include list, or NULL
+ * @param exclude (IN)  exclude list, or NULL
+ * @param ports   (OUT) malloc'ed array (free with pvrdma_common_ports_free())
+ * @param count   (OUT) number of entries
+ * @param why     (OUT) explanation buffer (may be NULL)
+ * @param why_len (IN)  its size
+ * @return 0 when at least one ACTIVE port was found; ENODEV when none
+ *         (also when the device list cannot be read; the array may still
+ *         hold inactive ports); ENOMEM; EINVAL for NULL outputs.  A device
+ *         or port that cannot be opened/queried is skipped and named in
+ *         @p why.
+ */
+int pvrdma_common_ports_discover(const struct pvrdma_common_port_list *include,
+                                 const struct pvrdma_common_port_list *exclude,
+                                 struct pvrdma_common_port **ports,
+                                 size_t *count, char *why, size_t why_len);
+
+/** @brief Release an array from pvrdma_common_ports_discover(). */
+void pvrdma_common_ports_free(struct pvrdma_common_port *ports);
+
+/**
+ * @brief Read /sys/class/infiniband/<dev>/device/numa_node.
+ * @return the node, or PVRDMA_COMMON_NUMA_UNKNOWN (also for "-1").
+ */
+int pvrdma_common_dev_numa_node(const char *dev_name);
+
+/**
+ * @brief Open a verbs device by name.
+ * @return the context, or NULL with errno set (ENODEV if no such device).
+ */
+struct ibv_context *pvrdma_common_open_device(const char *dev_name);
+
+/* ------------------------------------------------------------------------ */
+/*  MTU helpers                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** @brief IBV_MTU_256..4096 -> bytes; 0 for an invalid value.  Pure. */
+uint32_t pvrdma_common_mtu_to_bytes(enum ibv_mtu mtu);
+
+/** @brief 256/512/1024/2048/4096 -> IBV_MTU_*; 0 for other values.  Pure. */
+enum ibv_mtu pvrdma_common_mtu_from_bytes(uint32_t bytes);
+
+/** @brief The smaller of two valid MTUs.  Pure. */
+enum ibv_mtu pvrdma_common_mtu_min(enum ibv_mtu a, enum ibv_mtu b);
+
+/* ------------------------------------------------------------------------ */
+/*  Resource profile                                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Value meaning "decide from the device" in profile requests. */
+#define PVRDMA_COMMON_AUTO (-1)
+
+/**
+ * What the user (MCA parameters / UCX config) asked for.
+ * For every field, 0 or PVRDMA_COMMON_AUTO (-1) means "auto", except where
+ * noted: max_inline and the tri-states use -1 for auto and 0 for "off".
+ * Initialise with pvrdma_common_profile_request_init().
+ */
+struct pvrdma_common_profile_request {
+    int64_t max_send_wr;   /**< send queue depth */
+    int64_t max_recv_wr;   /**< receive queue depth (per QP, without SRQ) */
+    int64_t send_sge;      /**< SGEs per send WR */
+    int64_t recv_sge;      /**< SGEs per receive WR */
+    int64_t max_inline;    /**< -1 auto, 0 none, >0 bytes */
+    int     use_srq;       /**< -1 auto, 0 no, 1 yes */
+    int64_t srq_depth;     /**< SRQ receive depth */
+    int64_t cq_depth;      /**< CQ entries */
+    int64_t mtu;           /**< bytes (256..4096); auto = port active MTU */
+    int64_t max_msg_size;  /**< largest single message/RDMA op in bytes */
+    int     rdma_read;     /**< -1 auto, 0 never use RDMA READ, 1 use it */
+    int64_t max_rd_atomic; /**< outstanding RDMA READs per QP (both roles) */
+};
+
+/** Bits of pvrdma_common_profile::clamped: which requests were reduced. */
+enum {
+    PVRDMA_COMMON_PROFILE_MAX_SEND_WR   = 1u << 0,
+    PVRDMA_COMMON_PROFILE_MAX_RECV_WR   = 1u << 1,
+    PVRDMA_COMMON_PROFILE_SEND_SGE      = 1u << 2,
+    PVRDMA_COMMON_PROFILE_RECV_SGE      = 1u << 3,
+    PVRDMA_COMMON_PROFILE_MAX_INLINE    = 1u << 4,
+    PVRDMA_COMMON_PROFILE_USE_SRQ       = 1u << 5,
+    PVRDMA_COMMON_PROFILE_SRQ_DEPTH     = 1u << 6,
+    PVRDMA_COMMON_PROFILE_CQ_DEPTH      = 1u << 7,
+    PVRDMA_COMMON_PROFILE_MTU           = 1u << 8,
+    PVRDMA_COMMON_PROFILE_MAX_MSG_SIZE  = 1u << 9,
+    PVRDMA_COMMON_PROFILE_RDMA_READ     = 1u << 10,
+    PVRDMA_COMMON_PROFILE_MAX_RD_ATOMIC = 1u << 11,
+    PVRDMA_COMMON_PROFILE_NUM_FIELDS    = 12
+};
+
+/** The resources to use, every value within the device caps. */
+struct pvrdma_common_profile {
+    uint32_t max_send_wr;   /**< <= max_qp_wr */
+    uint32_t max_recv_wr;   /**< <= max_qp_wr */
+    uint32_t send_sge;      /**< <= max_sge */
+    uint32_t recv_sge;      /**< <= max_sge */
+    /** Inline bytes to request at QP creation: always 0 on PVRDMA.  The
+     *  QP's reported cap.max_inline_data is the final word. */
+    uint32_t max_inline;
+    bool     use_srq;       /**< only when max_srq > 0 */
+    uint32_t srq_depth;     /**< <= max_srq_wr; 0 when !use_srq */
+    uint32_t cq_depth;      /**< <= max_cqe */
+    enum ibv_mtu mtu;       /**< <= port active MTU */
+    uint32_t mtu_bytes;     /**< same, in bytes */
+    /** Largest registration; on PVRDMA also <= 1 GiB (page directory). */
+    uint64_t max_mr_size;
+    uint64_t max_msg_size;  /**< <= port max_msg_sz and max_mr_size */
+    /** RDMA READ can be used: device has max_qp_rd_atom > 0 and
+     *  max_qp_init_rd_atom > 0 and the user did not disable it.  When false,
+     *  rendezvous must use RDMA WRITE. */
+    bool     rdma_read_ok;
+    uint8_t  max_rd_atomic;      /**< initiator depth (RTS); 0 if !read_ok */
+    uint8_t  max_dest_rd_atomic; /**< responder depth (RTR) */
+    bool     atomics;       /**< atomic_cap != IBV_ATOMIC_NONE */
+    uint32_t clamped;       /**< PVRDMA_COMMON_PROFILE_* bits */
+};
+
+/** @brief Set every request field to auto.  Pure. */
+void pvrdma_common_profile_request_init(struct pvrdma_common_profile_request *req);
+
+/**
+ * @brief Compute the profile from device/port attributes and a request.
+ *        Pure.
+ *
+ * Auto values: send WR 256, recv WR 256 (SRQ depth 1024), send SGE
+ * min(4, max_sge), recv SGE 1, inline 0 on PVRDMA else 64, SRQ when the
+ * device has one with max_srq_wr >= 64, CQ send+recv depth, port MTU,
+ * max_rd_atomic min(4, caps).  Every value is then clamped to the caps;
+ * requests above a cap set the matching bit in @c clamped.
+ *
+ * @return 0; EINVAL for a NULL argument, a negative value other than -1,
+ *         an invalid MTU (not 256/512/1024/2048/4096) or a device that
+ *         cannot run RC at all (max_qp_wr, max_sge or max_cqe of 0).
+ */
+int pvrdma_common_profile_compute(const struct ibv_device_attr *dev_attr,
+                                  const struct ibv_port_attr *port_attr,
+                                  bool is_pvrdma,
+                                  const struct pvrdma_common_profile_request *req,
+                                  struct pvrdma_common_profile *profile);
+
+/** @brief Name of one PVRDMA_COMMON_PROFILE_* bit ("max_send_wr"...).  Pure. */
+const char *pvrdma_common_profile_field_name(uint32_t bit);
+
+/**
+ * @brief Write "send_sge, max_inline" style list of clamped fields.  Pure.
+ * @return number of fields listed.
+ */
+int pvrdma_common_profile_clamped_str(const struct pvrdma_common_profile *profile,
+                                      char *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/*  GID choice                                                              */
+/* ------------------------------------------------------------------------ */
+
+/** GID entry types (values independent of libibverbs' enum). */
+enum pvrdma_common_gid_type {
+    PVRDMA_COMMON_GID_TYPE_NONE    = 0, /**< empty/unknown entry */
+    PVRDMA_COMMON_GID_TYPE_IB      = 1, /**< InfiniBand */
+    PVRDMA_COMMON_GID_TYPE_ROCE_V1 = 2, /**< RoCE v1 (IB/RoCE v1) */
+    PVRDMA_COMMON_GID_TYPE_ROCE_V2 = 3  /**< RoCE v2 (UDP encapsulated) */
+};
+
+/** One GID table entry. */
+struct pvrdma_common_gid_entry {
+    uint32_t index;                     /**< GID table index */
+    union ibv_gid gid;                  /**< the GID (all zero: empty) */
+    enum pvrdma_common_gid_type type;   /**< entry type */
+};
+
+/** @brief All 16 bytes zero.  Pure. */
+bool pvrdma_common_gid_is_zero(const union ibv_gid *gid);
+/** @brief ::ffff:a.b.c.d.  Pure. */
+bool pvrdma_common_gid_is_ipv4_mapped(const union ibv_gid *gid);
+/** @brief fe80::/10.  Pure. */
+bool pvrdma_common_gid_is_link_local(const union ibv_gid *gid);
+/** @brief Text form (inet_ntop IPv6).  @p buf >= 46 bytes.  Pure. */
+const char *pvrdma_common_gid_str(const union ibv_gid *gid, char *buf, size_t len);
+/** @brief "IB", "RoCE v1", "RoCE v2", "none".  Pure. */
+const char *pvrdma_common_gid_type_str(enum pvrdma_common_gid_type type);
+
+/**
+ * @brief Choose the GID to use from a GID table.  Pure.
+ *
+ * Without a forced index, preference (lowest index wins within a tier):
+ *  1. RoCE v2 with an IPv4-mapped GID (::ffff:a.b.c.d)
+ *  2. RoCE v2, not link-local
+ *  3. RoCE v1 with an IPv4-mapped GID
+ *  4. RoCE v1, any non-zero GID
+ *  5. any other non-zero GID (RoCE v2 link-local, IB)
+ * With @p forced_index >= 0 that entry is used if it exists and is not
+ * empty.
+ *
+ * @param entries      (IN)  the table (may contain empty entries)
+ * @param count        (IN)  number of entries
+ * @param forced_index (IN)  -1 for automatic choice, else a GID index
+ * @param chosen       (OUT) position in @p entries of the choice
+ * @param err, err_len (OUT) message on error
+ * @return 0; ENOENT no usable GID at all; ERANGE forced index not in the
+ *         table; ENODATA forced index names an empty entry; EINVAL NULL.
+ */
+int pvrdma_common_gid_choose(const struct pvrdma_common_gid_entry *entries,
+                             size_t count, int forced_index, size_t *chosen,
+                             char *err, size_t err_len);
+
+/**
+ * @brief Read a port's whole GID table (gid_tbl_len entries, empty ones
+ *        included as type NONE) with ibv_query_gid_ex(), or ibv_query_gid()
+ *        plus sysfs gid_attrs/types where that is missing.
+ * @param entries (OUT) malloc'ed array, free() it
+ * @return 0 or errno.
+ */
+int pvrdma_common_gid_table_read(struct ibv_context *ctx, uint8_t port_num,
+                                 const struct ibv_port_attr *port_attr,
+                                 struct pvrdma_common_gid_entry **entries,
+                                 size_t *count);
+
+/**
+ * @brief Read the GID table and choose the GID (RoCE); for InfiniBand link
+ *        layer the LID addresses the port, and the GID is index
+ *        @p forced_index or 0 (optional: a zero GID is accepted there).
+ * @return 0 or an errno as pvrdma_common_gid_choose(), with @p err filled.
+ */
+int pvrdma_common_gid_select(struct ibv_context *ctx, uint8_t port_num,
+                             const struct ibv_port_attr *port_attr,
+                             int forced_index,
+                             struct pvrdma_common_gid_entry *out,
+                             char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------ */
+/*  Connection address (wire format)                                        */
+/* ------------------------------------------------------------------------ */
+
+/** Wire format version stored in pvrdma_common_addr::version. */
+#define PVRDMA_COMMON_ADDR_VERSION 1
+
+/** Flags in the connection address. */
+enum {
+    /** The sender's QP accepts incoming RDMA READs (max_dest_rd_atomic>0). */
+    PVRDMA_COMMON_ADDR_F_READ_TARGET = 1u << 0,
+    /** The sender can initiate RDMA READs. */
+    PVRDMA_COMMON_ADDR_F_READ_INIT   = 1u << 1,
+    /** The sender is a PVRDMA device. */
+    PVRDMA_COMMON_ADDR_F_PVRDMA      = 1u << 2
+};
+
+/**
+ * Wire form of an RC connection address: only byte arrays, multi-byte
+ * integers big-endian, so the layout is the same on every compiler and
+ * host.  Exactly PVRDMA_COMMON_ADDR_WIRE_SIZE bytes.  Never access the
+ * fields directly: use pack/unpack.
+ */
+struct pvrdma_common_addr {
+    uint8_t version;        /**< PVRDMA_COMMON_ADDR_VERSION */
+    uint8_t link_layer;     /**< IBV_LINK_LAYER_* */
+    uint8_t gid_type;       /**< enum pvrdma_common_gid_type */
+    uint8_t mtu;            /**< enum ibv_mtu (active/profile MTU) */
+    uint8_t flags;          /**< PVRDMA_COMMON_ADDR_F_* */
+    uint8_t max_dest_rd_atomic; /**< responder depth of this QP */
+    uint8_t lid[2];         /**< big-endian */
+    uint8_t qpn[4];         /**< big-endian, 24 bits used */
+    uint8_t psn[4];         /**< big-endian, 24 bits used */
+    uint8_t gid[16];        /**< raw GID */
+};
+
+/** Size of struct pvrdma_common_addr on the wire. */
+#define PVRDMA_COMMON_ADDR_WIRE_SIZE 32
+
+/** Host form of a connection address. */
+struct pvrdma_common_addr_info {
+    union ibv_gid gid;
+    uint32_t qpn;           /**< 24-bit QP number */
+    uint32_t psn;           /**< 24-bit initial packet sequence number */
+    uint16_t lid;           /**< LID (InfiniBand), 0 on RoCE */
+    enum ibv_mtu mtu;
+    enum pvrdma_common_gid_type gid_type;
+    uint8_t  link_layer;    /**< IBV_LINK_LAYER_* */
+    uint8_t  flags;         /**< PVRDMA_COMMON_ADDR_F_* */
+    uint8_t  max_dest_rd_atomic;
+};
+
+/**
+ * Returned by pvrdma_common_addr_check_compat() when the peer uses another
+ * link layer or GID type: the two ports cannot talk to each other.
+ */
+#define PVRDMA_COMMON_EADDR_MISMATCH EPROTONOSUPPORT
+
+/**
+ * @brief Host form -> wire form.  Pure.
+ * @return 0; EINVAL if qpn/psn exceed 24 bits or mtu is invalid.
+ */
+int pvrdma_common_addr_pack(const struct pvrdma_common_addr_info *info,
+                            struct pvrdma_common_addr *wire);
+
+/**
+ * @brief Wire form -> host form.  Pure.
+ * @param len (IN) bytes available at @p wire
+ * @return 0; EINVAL if len < PVRDMA_COMMON_ADDR_WIRE_SIZE; EPROTO for an
+ *         unknown version or invalid field values.
+ */
+int pvrdma_common_addr_unpack(const void *wire, size_t len,
+                              struct pvrdma_common_addr_info *info);
+
+/**
+ * @brief Can a local port with @p local connect to @p remote?  Pure.
+ * @return 0; PVRDMA_COMMON_EADDR_MISMATCH when link layer or GID type
+ *         differ; EINVAL when the remote address is unusable (zero GID on
+ *         RoCE, LID 0 on InfiniBand).  @p err explains.
+ */
+int pvrdma_common_addr_check_compat(const struct pvrdma_common_addr_info *local,
+                                    const struct pvrdma_common_addr_info *remote,
+                                    char *err, size_t err_len);
+
+/* ------------------------------------------------------------------------ */
+/*  RC QP state transitions                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** Parameters of the RC QP transitions (local side). */
+struct pvrdma_common_qp_params {
+    uint8_t  port_num;        /**< local port */
+    uint16_t pkey_index;      /**< 0 */
+    /** INIT access flags; 0 means LOCAL_WRITE|REMOTE_WRITE|REMOTE_READ. */
+    unsigned access_flags;
+    enum ibv_mtu mtu;         /**< local MTU; path MTU = min(local, remote) */
+    uint8_t  link_layer;      /**< local link layer; Ethernet -> GRH */
+    uint8_t  sgid_index;      /**< local GID index (RoCE) */
+    uint8_t  hop_limit;       /**< GRH hop limit (64) */
+    uint8_t  traffic_class;   /**< GRH traffic class (0) */
+    uint8_t  sl;              /**< service level (0) */
+    uint8_t  max_dest_rd_atomic; /**< responder depth (RTR) */
+    uint8_t  min_rnr_timer;   /**< RTR (12 = 0.64 ms) */
+    uint8_t  timeout;         /**< RTS local ACK timeout exponent (14) */
+    uint8_t  retry_cnt;       /**< RTS (7) */
+    uint8_t  rnr_retry;       /**< RTS (7 = infinite) */
+    uint8_t  max_rd_atomic;   /**< initiator depth (RTS) */
+};
+
+/** @brief Fill the defaults given in the field comments.  Pure. */
+void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *params);
+
+/** @brief RESET -> INIT.  @return 0 or errno of ibv_modify_qp(). */
+int pvrdma_common_qp_to_init(struct ibv_qp *qp,
+                             const struct pvrdma_common_qp_params *params);
+
+/**
+ * @brief INIT -> RTR towards @p remote.
+ *
+ * Path MTU is min(params->mtu, remote->mtu); on Ethernet the AH carries a
+ * GRH with the remote GID, params->sgid_index and hop limit; on
+ * InfiniBand the remote LID.  max_dest_rd_atomic comes from @p params.
+ */
+int pvrdma_common_qp_to_rtr(struct ibv_qp *qp,
+                            const struct pvrdma_common_qp_params *params,
+                            const struct pvrdma_common_addr_info *remote);
+
+/**
+ * @brief RTR -> RTS with the local @p sq_psn.  max_rd_atomic is
+ *        min(params->max_rd_atomic, remote->max_dest_rd_atomic) when
+ *        @p remote is not NULL.
+ */
+int pvrdma_common_qp_to_rts(struct ibv_qp *qp,
+                            const struct pvrdma_common_qp_params *params,
+                            const struct pvrdma_common_addr_info *remote,
+                            uint32_t sq_psn);
+
+/** @brief Any state -> ERR (flushes outstanding work).  @return 0/errno. */
+int pvrdma_common_qp_to_err(struct ibv_qp *qp);
+
+/* ------------------------------------------------------------------------ */
+/*  Fragmentation math                                                      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * @brief Largest chunk allowed by all limits: the minimum of the non-zero
+ *        arguments (0 means "no limit"); UINT64_MAX when all are 0.  Pure.
+ */
+uint64_t pvrdma_common_frag_limit(uint64_t max_mr_size, uint64_t max_msg_size,
+                                  uint64_t user_limit);
+
+/**
+ * @brief Number of chunks of at most @p chunk bytes covering @p len bytes:
+ *        ceil(len / chunk), 0 for len 0, overflow-free.  Pure.
+ * @return the count; 0 also when chunk is 0 (invalid).
+ */
+uint64_t pvrdma_common_frag_count(uint64_t len, uint64_t chunk);
+
+/**
+ * @brief Offset and length of chunk @p i (0-based) of @p len.  Pure.
+ * @return 0; ERANGE when i >= count; EINVAL when chunk is 0.
+ */
+int pvrdma_common_frag_get(uint64_t len, uint64_t chunk, uint64_t i,
+                           uint64_t *offset, uint64_t *frag_len);
+
+/* ------------------------------------------------------------------------ */
+/*  Eager flow-control credits                                              */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Per-peer credit state.  Each side posts @c initial receives for the peer
+ * and starts with @c initial send credits.  Every received message (of any
+ * kind) consumes one receive; once reposted it is "owed" back to the sender,
+ * either piggybacked on outgoing messages or in an explicit credit-return
+ * message once @c owed reaches @c threshold.  The last @c reserved send
+ * credits can only be used by credit-return messages, so two peers that
+ * both ran out of credits can always return them (no deadlock).
+ */
+struct pvrdma_common_credits {
+    uint32_t initial;    /**< receives posted for the peer */
+    uint32_t send;       /**< sender: messages we may still send */
+    uint32_t reserved;   /**< credits kept for credit-return messages */
+    uint32_t owed;       /**< receiver: reposted receives not yet returned */
+    uint32_t threshold;  /**< send an explicit return at owed >= this */
+    uint64_t returned;   /**< receiver: total credits given back (stats) */
+};
+
+/**
+ * @brief Initialise.  Pure.  @p reserved is clamped to [1, initial-1] when
+ *        initial > 1 (0 when initial <= 1); @p threshold to
+ *        [1, initial - reserved] (so a blocked peer is always unblocked).
+ * @return 0; EINVAL when initial is 0.
+ */
+int pvrdma_common_credits_init(struct pvrdma_common_credits *c,
+                               uint32_t initial, uint32_t reserved,
+                               uint32_t threshold);
+
+/**
+ * @brief Sender: take one credit for a message.  Pure.
+ * @param credit_msg (IN) true for an explicit credit-return message, which
+ *                        may use the reserved credits
+ * @return true when a credit was taken (the message may be sent).
+ */
+bool pvrdma_common_credits_take(struct pvrdma_common_credits *c,
+                                bool credit_msg);
+
+/** @brief Sender: undo a take() whose post failed.  Pure. */
+void pvrdma_common_credits_untake(struct pvrdma_common_credits *c);
+
+/**
+ * @brief Sender: the peer returned @p n credits.  Pure.
+ * @return 0; ERANGE when that would exceed @c initial (protocol error; the
+ *         credits are capped at @c initial).
+ */
+int pvrdma_common_credits_add(struct pvrdma_common_credits *c, uint32_t n);
+
+/** @brief Receiver: @p n receives from the peer were reposted.  Pure. */
+void pvrdma_common_credits_consumed(struct pvrdma_common_credits *c,
+                                    uint32_t n);
+
+/**
+ * @brief Receiver: take every owed credit to piggyback on an outgoing
+ *        message (resets @c owed).  Pure.  @return the number to put in
+ *        the header (may be 0).
+ */
+uint32_t pvrdma_common_credits_piggyback(struct pvrdma_common_credits *c);
+
+/** @brief Receiver: owed >= threshold, send an explicit return.  Pure. */
+bool pvrdma_common_credits_need_return(const struct pvrdma_common_credits *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PVRDMA_COMMON_H */

@@ -1,0 +1,130 @@
+/**
+ * @file qp.c
+ * @brief RC QP state transitions RESET -> INIT -> RTR -> RTS, and -> ERR.
+ */
+#ifdef HAVE_CONFIG_H
+#include "pvrdma_config.h"
+#endif
+#include "pvrdma_common.h"
+
+#include <errno.h>
+#include <string.h>
+
+void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    memset(p, 0, sizeof(*p));
+    p->port_num           = 1;
+    p->mtu                = IBV_MTU_1024;
+    p->link_layer         = IBV_LINK_LAYER_ETHERNET;
+    p->hop_limit          = 64;
+    p->min_rnr_timer      = 12;
+    p->timeout            = 14;
+    p->retry_cnt          = 7;
+    p->rnr_retry          = 7;
+}
+
+/* ibv_modify_qp returns an errno (or -1 with errno on old providers). */
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+    int rc = ibv_modify_qp(qp, attr, mask);
+
+    if (rc < 0) {
+        rc = (errno != 0) ? errno : EIO;
+    }
+    return rc;
+}
+
+int pvrdma_common_qp_to_init(struct ibv_qp *qp,
+                             const struct pvrdma_common_qp_params *p)
+{
+    struct ibv_qp_attr attr;
+
+    if ((qp == NULL) || (p == NULL)) {
+        return EINVAL;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state        = IBV_QPS_INIT;
+    attr.pkey_index      = p->pkey_index;
+    attr.port_num        = p->port_num;
+    attr.qp_access_flags = (p->access_flags != 0) ? p->access_flags :
+                           (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                            IBV_ACCESS_REMOTE_READ);
+    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                             IBV_QP_ACCESS_FLAGS);
+}
+
+int pvrdma_common_qp_to_rtr(struct ibv_qp *qp,
+                            const struct pvrdma_common_qp_params *p,
+                            const struct pvrdma_common_addr_info *remote)
+{
+    struct ibv_qp_attr attr;
+
+    if ((qp == NULL) || (p == NULL) || (remote == NULL) ||
+        (pvrdma_common_mtu_to_bytes(p->mtu) == 0) ||
+        (pvrdma_common_mtu_to_bytes(remote->mtu) == 0)) {
+        return EINVAL;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state           = IBV_QPS_RTR;
+    attr.path_mtu           = pvrdma_common_mtu_min(p->mtu, remote->mtu);
+    attr.dest_qp_num        = remote->qpn;
+    attr.rq_psn             = remote->psn;
+    attr.max_dest_rd_atomic = p->max_dest_rd_atomic;
+    attr.min_rnr_timer      = p->min_rnr_timer;
+    attr.ah_attr.port_num   = p->port_num;
+    attr.ah_attr.sl         = p->sl;
+    if (p->link_layer == IBV_LINK_LAYER_ETHERNET) {
+        /* RoCE has no LIDs: the GRH carries the addressing. */
+        attr.ah_attr.is_global          = 1;
+        attr.ah_attr.grh.dgid           = remote->gid;
+        attr.ah_attr.grh.sgid_index     = p->sgid_index;
+        attr.ah_attr.grh.hop_limit      = p->hop_limit;
+        attr.ah_attr.grh.traffic_class  = p->traffic_class;
+    } else {
+        attr.ah_attr.dlid = remote->lid;
+    }
+    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+                             IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+int pvrdma_common_qp_to_rts(struct ibv_qp *qp,
+                            const struct pvrdma_common_qp_params *p,
+                            const struct pvrdma_common_addr_info *remote,
+                            uint32_t sq_psn)
+{
+    struct ibv_qp_attr attr;
+
+    if ((qp == NULL) || (p == NULL) || (sq_psn > 0xffffffu)) {
+        return EINVAL;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state      = IBV_QPS_RTS;
+    attr.timeout       = p->timeout;
+    attr.retry_cnt     = p->retry_cnt;
+    attr.rnr_retry     = p->rnr_retry;
+    attr.sq_psn        = sq_psn;
+    /* Never more outstanding READs than the peer can serve. */
+    attr.max_rd_atomic = p->max_rd_atomic;
+    if ((remote != NULL) && (remote->max_dest_rd_atomic < attr.max_rd_atomic)) {
+        attr.max_rd_atomic = remote->max_dest_rd_atomic;
+    }
+    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+                             IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                             IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int pvrdma_common_qp_to_err(struct ibv_qp *qp)
+{
+    struct ibv_qp_attr attr;
+
+    if (qp == NULL) {
+        return EINVAL;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    return modify(qp, &attr, IBV_QP_STATE);
+}

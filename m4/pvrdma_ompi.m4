@@ -1,0 +1,94 @@
+# PVRDMA_CHECK_OMPI: Open MPI devel headers and install locations for an
+# out-of-tree BTL component.  Sets OMPI_CPPFLAGS, OMPI_COMPONENT_DIR,
+# OMPI_DATA_DIR.
+AC_DEFUN([PVRDMA_CHECK_OMPI], [
+    AC_ARG_WITH([ompi],
+        [AS_HELP_STRING([--with-ompi=DIR],
+            [Open MPI devel headers: DIR holds opal_config.h, or DIR/openmpi,
+             DIR/include or DIR/include/openmpi does
+             (default: from `mpicc --showme:incdirs`)])])
+    AC_ARG_WITH([ompi-component-dir],
+        [AS_HELP_STRING([--with-ompi-component-dir=DIR],
+            [where Open MPI loads components
+             (default: `ompi_info --path pkglibdir`)])])
+    AC_ARG_WITH([ompi-data-dir],
+        [AS_HELP_STRING([--with-ompi-data-dir=DIR],
+            [where Open MPI looks for help-*.txt files
+             (default: `ompi_info --path pkgdatadir`)])])
+
+    AS_IF([test "x$with_ompi" = xno],
+        [AC_MSG_ERROR([--without-ompi given: use --disable-ompi to skip the Open MPI BTL])])
+
+    AS_IF([test -n "$with_ompi" && test "x$with_ompi" != xyes],
+        [pvrdma_ompi_candidates="$with_ompi $with_ompi/openmpi $with_ompi/include $with_ompi/include/openmpi"
+         AS_IF([test ! -d "$with_ompi"],
+             [AC_MSG_ERROR([--with-ompi=$with_ompi: no such directory. Point it at the Open MPI devel headers (the directory holding opal_config.h), or use --disable-ompi])])],
+        [AC_PATH_PROG([MPICC], [mpicc])
+         AS_IF([test -z "$MPICC"],
+             [AC_MSG_ERROR([mpicc not found, so the Open MPI devel headers cannot be located: install Open MPI's development files (Debian: apt-get install libopenmpi-dev), pass --with-ompi=DIR, or use --disable-ompi])])
+         pvrdma_ompi_candidates=`$MPICC --showme:incdirs 2>/dev/null`])
+
+    AC_MSG_CHECKING([for Open MPI devel headers (opal_config.h)])
+    pvrdma_ompi_inc=
+    for pvrdma_d in $pvrdma_ompi_candidates; do
+        AS_IF([test -f "$pvrdma_d/opal_config.h"],
+              [pvrdma_ompi_inc=$pvrdma_d; break])
+    done
+    AS_IF([test -z "$pvrdma_ompi_inc"],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([opal_config.h not found in: $pvrdma_ompi_candidates. The BTL needs Open MPI's internal devel headers (Debian: apt-get install libopenmpi-dev); pass --with-ompi=DIR or use --disable-ompi])])
+    AC_MSG_RESULT([$pvrdma_ompi_inc])
+
+    # Open MPI's headers include each other both as "opal/..." (relative to
+    # the openmpi/ directory) and as "openmpi/opal/..." (its parent).
+    # -isystem: keep warnings from Open MPI's own headers out of
+    # --enable-werror builds.
+    OMPI_CPPFLAGS="-isystem $pvrdma_ompi_inc"
+    pvrdma_ompi_parent=`dirname "$pvrdma_ompi_inc"`
+    AS_IF([test "`basename $pvrdma_ompi_inc`" = openmpi],
+          [OMPI_CPPFLAGS="$OMPI_CPPFLAGS -isystem $pvrdma_ompi_parent"])
+
+    pvrdma_save_CPPFLAGS=$CPPFLAGS
+    CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS $HWLOC_CFLAGS"
+    AC_MSG_CHECKING([for Open MPI 4.x BTL headers])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include "opal_config.h"
+#include "opal/mca/btl/btl.h"
+#if OPAL_MAJOR_VERSION != 4
+#error "the pvrdma BTL targets the Open MPI 4.x BTL interface"
+#endif
+]], [[return (int)sizeof(mca_btl_base_module_t);]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS: Open MPI 4.x devel headers are required (see config.log for the compiler error); pass --with-ompi=DIR or use --disable-ompi])])
+    CPPFLAGS=$pvrdma_save_CPPFLAGS
+
+    AC_PATH_PROG([OMPI_INFO], [ompi_info])
+    AC_MSG_CHECKING([where Open MPI loads components])
+    AS_IF([test -n "$with_ompi_component_dir"],
+          [OMPI_COMPONENT_DIR=$with_ompi_component_dir],
+          [test -n "$OMPI_INFO"],
+          [OMPI_COMPONENT_DIR=`$OMPI_INFO --path pkglibdir --parsable 2>/dev/null | sed -n 's/^path:pkglibdir://p'`
+           AS_IF([test -z "$OMPI_COMPONENT_DIR"],
+                 [OMPI_COMPONENT_DIR=`$OMPI_INFO --path pkglibdir 2>/dev/null | sed -n 's/^.*Pkglibdir: *//p'`])])
+    AS_IF([test -z "$OMPI_COMPONENT_DIR"],
+        [AC_MSG_RESULT([unknown])
+         AC_MSG_ERROR([cannot ask ompi_info where Open MPI loads components: pass --with-ompi-component-dir=DIR or use --disable-ompi])])
+    AC_MSG_RESULT([$OMPI_COMPONENT_DIR])
+
+    AC_MSG_CHECKING([where Open MPI looks for help files])
+    AS_IF([test -n "$with_ompi_data_dir"],
+          [OMPI_DATA_DIR=$with_ompi_data_dir],
+          [test -n "$OMPI_INFO"],
+          [OMPI_DATA_DIR=`$OMPI_INFO --path pkgdatadir --parsable 2>/dev/null | sed -n 's/^path:pkgdatadir://p'`
+           AS_IF([test -z "$OMPI_DATA_DIR"],
+                 [OMPI_DATA_DIR=`$OMPI_INFO --path pkgdatadir 2>/dev/null | sed -n 's/^.*Pkgdatadir: *//p'`])])
+    AS_IF([test -z "$OMPI_DATA_DIR"],
+        [AC_MSG_RESULT([unknown])
+         AC_MSG_ERROR([cannot ask ompi_info for Open MPI's pkgdatadir: pass --with-ompi-data-dir=DIR or use --disable-ompi])])
+    AC_MSG_RESULT([$OMPI_DATA_DIR])
+
+    AC_SUBST([OMPI_CPPFLAGS])
+    AC_SUBST([OMPI_COMPONENT_DIR])
+    AC_SUBST([OMPI_DATA_DIR])
+])

@@ -1,0 +1,151 @@
+# PVRDMA_CHECK_UCX: UCX public headers and libraries, the UCX source tree of
+# exactly the installed version (for UCX's internal headers), and a config.h
+# for those headers generated from `ucx_info -b`.  Sets UCX_CPPFLAGS,
+# UCX_LIBS, UCX_IB_LIBS, UCX_MODULE_DIR.
+AC_DEFUN([PVRDMA_CHECK_UCX], [
+    AC_ARG_WITH([ucx],
+        [AS_HELP_STRING([--with-ucx=DIR],
+            [UCX installation prefix (default: pkg-config ucx)])])
+    AC_ARG_WITH([ucx-src],
+        [AS_HELP_STRING([--with-ucx-src=DIR],
+            [UCX source tree of exactly the installed UCX version (default:
+             obtained by scripts/fetch-ucx-src.sh from Debian's source
+             package into $PVRDMA_UCX_SRC_CACHE or BUILDDIR/ucx-src)])])
+    AC_ARG_WITH([ucx-module-dir],
+        [AS_HELP_STRING([--with-ucx-module-dir=DIR],
+            [where UCX keeps its modules (default: UCX libdir/ucx)])])
+
+    AS_IF([test "x$with_ucx" = xno],
+        [AC_MSG_ERROR([--without-ucx given: use --disable-ucx to skip the UCX transport])])
+
+    # -- public headers and libraries
+    AS_IF([test -n "$with_ucx" && test "x$with_ucx" != xyes],
+        [AS_IF([test ! -d "$with_ucx"],
+             [AC_MSG_ERROR([--with-ucx=$with_ucx: no such directory. Point it at the UCX installation prefix, or use --disable-ucx])])
+         pvrdma_ucx_pub_cppflags="-I$with_ucx/include"
+         pvrdma_ucx_libdir=
+         for pvrdma_d in lib lib64 lib/x86_64-linux-gnu; do
+             AS_IF([test -f "$with_ucx/$pvrdma_d/libuct.so"],
+                   [pvrdma_ucx_libdir=$with_ucx/$pvrdma_d; break])
+         done
+         AS_IF([test -z "$pvrdma_ucx_libdir"],
+             [AC_MSG_ERROR([--with-ucx=$with_ucx: libuct.so not found in $with_ucx/lib, lib64 or lib/x86_64-linux-gnu])])
+         pvrdma_ucx_info_path="$with_ucx/bin$PATH_SEPARATOR$PATH"],
+        [PKG_CHECK_EXISTS([ucx], [],
+             [AC_MSG_ERROR([UCX not found by pkg-config: install UCX's development files (Debian: apt-get install libucx-dev), pass --with-ucx=DIR, or use --disable-ucx])])
+         pvrdma_ucx_pub_cppflags=`$PKG_CONFIG --cflags-only-I ucx`
+         pvrdma_ucx_libdir=`$PKG_CONFIG --variable=libdir ucx`
+         pvrdma_ucx_info_path=$PATH])
+
+    UCX_LIBS="-L$pvrdma_ucx_libdir -luct -lucs"
+
+    pvrdma_save_CPPFLAGS=$CPPFLAGS
+    pvrdma_save_LIBS=$LIBS
+    CPPFLAGS="$CPPFLAGS $pvrdma_ucx_pub_cppflags"
+    LIBS="$UCX_LIBS $LIBS"
+    AC_CHECK_HEADER([uct/api/uct.h], [],
+        [AC_MSG_ERROR([uct/api/uct.h not found (with $pvrdma_ucx_pub_cppflags): install UCX's development files (Debian: apt-get install libucx-dev), pass --with-ucx=DIR, or use --disable-ucx])])
+    AC_MSG_CHECKING([for uct_query_components in -luct])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <uct/api/uct.h>]],
+            [[uct_component_h *c; unsigned n; return (int)uct_query_components(&c, &n);]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([cannot link with $UCX_LIBS (see config.log): install UCX's development files, pass --with-ucx=DIR, or use --disable-ucx])])
+    AC_COMPUTE_INT([pvrdma_ucx_major], [UCT_VERNO_MAJOR], [#include <uct/api/version.h>],
+        [AC_MSG_ERROR([cannot read UCT_VERNO_MAJOR from uct/api/version.h])])
+    AC_COMPUTE_INT([pvrdma_ucx_minor], [UCT_VERNO_MINOR], [#include <uct/api/version.h>],
+        [AC_MSG_ERROR([cannot read UCT_VERNO_MINOR from uct/api/version.h])])
+    AC_COMPUTE_INT([pvrdma_ucx_patch], [UCT_VERNO_PATCH], [#include <uct/api/version.h>],
+        [AC_MSG_ERROR([cannot read UCT_VERNO_PATCH from uct/api/version.h])])
+    CPPFLAGS=$pvrdma_save_CPPFLAGS
+    LIBS=$pvrdma_save_LIBS
+    pvrdma_ucx_version="$pvrdma_ucx_major.$pvrdma_ucx_minor.$pvrdma_ucx_patch"
+
+    # -- the installed library must be the version of the headers
+    AC_PATH_PROG([UCX_INFO], [ucx_info], [], [$pvrdma_ucx_info_path])
+    AS_IF([test -z "$UCX_INFO"],
+        [AC_MSG_ERROR([ucx_info not found: it is needed to reproduce UCX's build configuration (Debian: apt-get install ucx-utils)])])
+    AC_MSG_CHECKING([UCX version])
+    pvrdma_ucx_info_version=`$UCX_INFO -v 2>/dev/null | sed -n 's/^# *Version *\(@<:@0-9.@:>@*\).*/\1/p' | head -n 1`
+    AC_MSG_RESULT([headers $pvrdma_ucx_version, ucx_info $pvrdma_ucx_info_version])
+    AS_IF([test "x$pvrdma_ucx_info_version" != "x$pvrdma_ucx_version"],
+        [AC_MSG_ERROR([UCX headers are version $pvrdma_ucx_version but $UCX_INFO reports '$pvrdma_ucx_info_version': mixed UCX installations (check --with-ucx and PATH)])])
+
+    # -- module directory
+    AC_MSG_CHECKING([where UCX keeps its modules])
+    AS_IF([test -n "$with_ucx_module_dir"],
+          [UCX_MODULE_DIR=$with_ucx_module_dir],
+          [UCX_MODULE_DIR=$pvrdma_ucx_libdir/ucx])
+    AC_MSG_RESULT([$UCX_MODULE_DIR])
+    AS_IF([test ! -d "$UCX_MODULE_DIR"],
+        [AC_MSG_WARN([$UCX_MODULE_DIR does not exist (yet)])])
+    # UCX's IB module, for transports that reuse uct_ib_* functions.
+    UCX_IB_LIBS="-L$UCX_MODULE_DIR -luct_ib"
+
+    # -- UCX source tree of the same version (internal headers)
+    AC_MSG_CHECKING([for the UCX $pvrdma_ucx_version source tree])
+    AS_IF([test -n "$with_ucx_src" && test "x$with_ucx_src" != xyes && test "x$with_ucx_src" != xno],
+        [pvrdma_ucx_src=$with_ucx_src],
+        [AC_MSG_RESULT([fetching])
+         pvrdma_ucx_cache=${PVRDMA_UCX_SRC_CACHE:-`pwd`/ucx-src}
+         AC_MSG_NOTICE([running $srcdir/scripts/fetch-ucx-src.sh $pvrdma_ucx_cache])
+         pvrdma_ucx_src=`$SHELL "$srcdir/scripts/fetch-ucx-src.sh" "$pvrdma_ucx_cache" 2>&AS_MESSAGE_LOG_FD` ||
+             AC_MSG_ERROR([scripts/fetch-ucx-src.sh could not obtain the UCX $pvrdma_ucx_version source (its messages are at the end of config.log): pass --with-ucx-src=DIR with an extracted UCX $pvrdma_ucx_version source tree, or use --disable-ucx])
+         AC_MSG_CHECKING([for the UCX $pvrdma_ucx_version source tree])])
+    AS_IF([test ! -f "$pvrdma_ucx_src/src/uct/ib/base/ib_md.h"],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([$pvrdma_ucx_src is not a UCX source tree (no src/uct/ib/base/ib_md.h): pass --with-ucx-src=DIR with the extracted UCX $pvrdma_ucx_version source, or use --disable-ucx])])
+    pvrdma_ucx_src=`cd "$pvrdma_ucx_src" && pwd`
+    pvrdma_ucx_src_version=`sed -n 's/^d.fine(.ucx_ver_\(major\|minor\|patch\)., *\(@<:@0-9@:>@*\)).*/\2/p' "$pvrdma_ucx_src/configure.ac" 2>/dev/null | paste -sd. -`
+    AS_IF([test "x$pvrdma_ucx_src_version" != "x$pvrdma_ucx_version"],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([$pvrdma_ucx_src is UCX '$pvrdma_ucx_src_version' but the installed UCX is $pvrdma_ucx_version: internal structures must match exactly; pass --with-ucx-src=DIR with the $pvrdma_ucx_version source])])
+    AC_MSG_RESULT([$pvrdma_ucx_src])
+
+    # -- config.h for UCX's internal headers: the installed library's own
+    # build configuration (`ucx_info -b`), so that layout-affecting macros
+    # (ENABLE_STATS, ENABLE_DEBUG_DATA, UCS_MAX_LOG_LEVEL, ENABLE_MT,
+    # HAVE_TL_*...) match the ABI.  Package identity macros are dropped:
+    # they would clash with ours and mean nothing to the headers.
+    AC_MSG_CHECKING([for UCX build configuration])
+    pvrdma_ucx_cfgdir=`pwd`/ucx-config
+    AS_MKDIR_P([$pvrdma_ucx_cfgdir])
+    {
+        echo "/* Generated by configure from '$UCX_INFO -b' (UCX $pvrdma_ucx_version). */"
+        echo "#ifndef PVRDMA_UCX_CONFIG_H"
+        echo "#define PVRDMA_UCX_CONFIG_H"
+        $UCX_INFO -b | grep '^#define' |
+            grep -v -E '^#define +(PACKAGE|PACKAGE_@<:@A-Z@:>@+|VERSION|LT_OBJDIR|UCX_CONFIGURE_FLAGS)( |$)'
+        echo "#endif"
+    } > "$pvrdma_ucx_cfgdir/config.h.tmp"
+    AS_IF([grep -q '^#define  *UCS_MAX_LOG_LEVEL' "$pvrdma_ucx_cfgdir/config.h.tmp"],
+        [mv "$pvrdma_ucx_cfgdir/config.h.tmp" "$pvrdma_ucx_cfgdir/config.h"
+         AC_MSG_RESULT([$pvrdma_ucx_cfgdir/config.h])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([`$UCX_INFO -b` did not print UCX's build configuration (no UCS_MAX_LOG_LEVEL)])])
+
+    # -isystem: UCX's internal headers are not -Wextra clean (unused
+    # parameters, sign comparisons in inline functions); as system headers
+    # they do not break --enable-werror builds, and they are still searched
+    # before /usr/include, so the source tree's headers win.
+    UCX_CPPFLAGS="-DHAVE_CONFIG_H -isystem $pvrdma_ucx_cfgdir -isystem $pvrdma_ucx_src/src $pvrdma_ucx_pub_cppflags"
+
+    CPPFLAGS="$pvrdma_save_CPPFLAGS $UCX_CPPFLAGS"
+    AC_MSG_CHECKING([whether UCX internal headers compile])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+#include <ucs/debug/log.h>
+#include <uct/base/uct_iface.h>
+#include <uct/base/uct_md.h>
+#include <uct/ib/base/ib_md.h>
+#include <uct/ib/base/ib_iface.h>
+]], [[return (int)sizeof(uct_ib_iface_t);]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([UCX internal headers from $pvrdma_ucx_src do not compile with $UCX_CPPFLAGS (see config.log)])])
+    CPPFLAGS=$pvrdma_save_CPPFLAGS
+
+    AC_SUBST([UCX_CPPFLAGS])
+    AC_SUBST([UCX_LIBS])
+    AC_SUBST([UCX_IB_LIBS])
+    AC_SUBST([UCX_MODULE_DIR])
+])

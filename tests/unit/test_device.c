@@ -1,0 +1,47 @@
+/* PVRDMA identity and MTU helpers. */
+#include "pvrdma_common.h"
+#include "test_attrs.h"
+#include "test_util.h"
+
+int main(void)
+{
+    struct ibv_device_attr d;
+    struct ibv_port_attr p;
+
+    attrs_pvrdma(&d, &p);
+    CHECK(pvrdma_common_is_pvrdma("vmw_pvrdma0", NULL));
+    CHECK(pvrdma_common_is_pvrdma("vmw_pvrdma12", &d));
+    /* renamed device, found by part id (QEMU reports vendor id 0) */
+    CHECK(pvrdma_common_is_pvrdma("rdma0", &d));
+    CHECK(pvrdma_common_is_pvrdma(NULL, &d));
+    d.vendor_id = PVRDMA_COMMON_VENDOR_ID;
+    CHECK(pvrdma_common_is_pvrdma("roce0", &d));
+
+    attrs_rxe(&d, &p);
+    CHECK(!pvrdma_common_is_pvrdma("rxe0", &d));
+    CHECK(!pvrdma_common_is_pvrdma("vmw_pvrdm", NULL));
+    CHECK(!pvrdma_common_is_pvrdma(NULL, NULL));
+    d.vendor_part_id = 0x1017; /* ConnectX-5 */
+    CHECK(!pvrdma_common_is_pvrdma("mlx5_0", &d));
+
+    CHECK_EQ(pvrdma_common_mtu_to_bytes(IBV_MTU_256), 256);
+    CHECK_EQ(pvrdma_common_mtu_to_bytes(IBV_MTU_1024), 1024);
+    CHECK_EQ(pvrdma_common_mtu_to_bytes(IBV_MTU_4096), 4096);
+    CHECK_EQ(pvrdma_common_mtu_to_bytes((enum ibv_mtu)0), 0);
+    CHECK_EQ(pvrdma_common_mtu_to_bytes((enum ibv_mtu)6), 0);
+    CHECK_EQ(pvrdma_common_mtu_from_bytes(2048), IBV_MTU_2048);
+    CHECK_EQ(pvrdma_common_mtu_from_bytes(1500), 0);
+    CHECK_EQ(pvrdma_common_mtu_from_bytes(8192), 0);
+    CHECK_EQ(pvrdma_common_mtu_min(IBV_MTU_4096, IBV_MTU_1024), IBV_MTU_1024);
+    CHECK_EQ(pvrdma_common_mtu_min(IBV_MTU_512, IBV_MTU_2048), IBV_MTU_512);
+
+    /* No such device: a clear errno, no crash. */
+    CHECK(pvrdma_common_open_device("no_such_dev_xyz") == NULL);
+    CHECK(pvrdma_common_open_device(NULL) == NULL);
+    CHECK_EQ(pvrdma_common_dev_numa_node("no_such_dev_xyz"),
+             PVRDMA_COMMON_NUMA_UNKNOWN);
+    CHECK_EQ(pvrdma_common_dev_numa_node("../../etc"),
+             PVRDMA_COMMON_NUMA_UNKNOWN);
+
+    return test_done("test_device");
+}
