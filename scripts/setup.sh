@@ -1,7 +1,8 @@
 #!/bin/bash
 # scripts/setup.sh: everything on a fresh Debian 12 machine (as root):
 # Debian packages, build (with -Werror), install of both plugins, the test
-# bed's kernel, then the main job on the local test bed.
+# bed's kernel, then the main job: the weak-scaling validation harness on
+# the local test bed (validation/run_weak_scaling.sh with no arguments).
 #   scripts/setup.sh [--no-run] [--no-install] [CONFIGURE-ARGS...]
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -24,6 +25,7 @@ PACKAGES=(
     libopenmpi-dev openmpi-bin libucx-dev ucx-utils libucx0
     libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev
     qemu-system-x86 busybox-static openssh-server openssh-client iproute2 kmod cpio
+    openfoam openfoam-examples gnuplot-nox
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -54,6 +56,6 @@ say "preparing the test bed (kernel package, once)"
 scripts/testbed/tb prepare
 
 if [ $RUN_MAIN = 1 ]; then
-    say "main job: the test bed's smoke run (2 guests: raw verbs, mpirun, plugins)"
-    scripts/testbed/tb run --hosts 2 --timeout 900 -- bash "$TOP/tests/bed/foundation.sh"
+    say "main job: validation/run_weak_scaling.sh (mini ladder on the local test bed)"
+    validation/run_weak_scaling.sh --out "$TOP/weak-scaling-out"
 fi
