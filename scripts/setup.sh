@@ -25,7 +25,7 @@ PACKAGES=(
     libopenmpi-dev openmpi-bin libucx-dev ucx-utils libucx0
     libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev
     qemu-system-x86 busybox-static openssh-server openssh-client iproute2 kmod cpio
-    openfoam openfoam-examples gnuplot-nox
+    openfoam openfoam-examples gnuplot-nox iputils-ping
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
