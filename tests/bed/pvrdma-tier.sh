@@ -1,0 +1,50 @@
+#!/bin/bash
+# The --pvrdma tier itself, run inside nested node1 by
+#   scripts/testbed/tb run --pvrdma --hosts 2 -- tests/bed/pvrdma-tier.sh
+# Checks that each node's only RDMA device is a real vmw_pvrdma device (driver
+# and rdma-core provider) with the limits this project designs for, that the
+# nodes reach each other, and measures raw verbs (send/recv) between two nested nodes.
+# Numbers and `ibv_devinfo -v` go to $TB_OUT/logs/pvrdma-tier/.
+. "$(dirname "$0")/lib.sh"
+DEV=vmw_pvrdma0
+
+devinfo=$(log_name devinfo-v)
+ibv_devinfo -v -d "$DEV" >"$devinfo" 2>&1
+field() { awk -v k="$1:" '$1 == k { print $2; exit }' "$devinfo"; }
+
+devs=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')
+[ "$devs" = "$DEV " ] && pass "only RDMA device is $DEV" || fail "only RDMA device is $DEV" "found: $devs"
+[ "$(basename "$(readlink /sys/class/infiniband/$DEV/device/driver)")" = vmw_pvrdma ] &&
+    pass "driven by the vmw_pvrdma kernel driver" || fail "driven by the vmw_pvrdma kernel driver" "driver: $(readlink /sys/class/infiniband/$DEV/device/driver)"
+[ "$(field vendor_part_id)" = 2080 ] && pass "vendor_part_id 2080 (PVRDMA)" || fail "vendor_part_id 2080 (PVRDMA)" "got $(field vendor_part_id) (log: $devinfo)"
+[ "$(field state)" = PORT_ACTIVE ] && pass "port ACTIVE" || fail "port ACTIVE" "state $(field state)"
+[ "$(field link_layer)" = Ethernet ] && pass "link layer Ethernet" || fail "link layer Ethernet" "got $(field link_layer)"
+[ "$(field max_sge)" = 4 ] && pass "max_sge 4" || fail "max_sge 4" "got $(field max_sge)"
+[ "$(field max_qp_rd_atom)" = 0 ] && pass "max_qp_rd_atom 0 (no RDMA READ initiator)" || fail "max_qp_rd_atom 0 (no RDMA READ initiator)" "got $(field max_qp_rd_atom)"
+
+for i in $(seq 2 "$TB_HOSTS"); do
+    check "ssh node$i reaches the nested guest" 60 ssh "node$i" "ls /sys/class/infiniband | grep -qx $DEV"
+done
+
+check_output "mpirun over TB_HOSTFILE reaches every nested node" 240 "node$TB_HOSTS" \
+    "${MPIRUN[@]}" -np "$TB_HOSTS" --map-by node --mca btl tcp,self hostname
+
+if [ "$TB_HOSTS" -ge 2 ]; then
+    lat=$(log_name ib_send_lat)
+    # max_inline_data is 0 on PVRDMA: -I 0 so perftest never asks for inline.
+    if timeout -k 10 200 bash -c "$(declare -f perftest_pair); perftest_pair $lat ib_send_lat -d $DEV -I 0 -s 2 -n 200"; then
+        pass "ib_send_lat node1<->node2 on $DEV: typical $(perftest_field "$lat" 5) us (min $(perftest_field "$lat" 3))"
+    else
+        fail "ib_send_lat node1<->node2 on $DEV" "$(tail -n 3 "$lat" | tr '\n' ' ') (log: $lat)"
+    fi
+    # ib_send_bw, not ib_write_bw: QEMU's device model posts every send WR to
+    # the backend as IBV_WR_SEND (hw/rdma/rdma_backend.c), so an RDMA WRITE
+    # arrives as a SEND and, with no receive posted, RNR-retries forever.
+    bw=$(log_name ib_send_bw)
+    if timeout -k 10 300 bash -c "$(declare -f perftest_pair); perftest_pair $bw ib_send_bw -d $DEV -s 65536 -n 100"; then
+        pass "ib_send_bw node1->node2 on $DEV: 64 KiB avg $(perftest_field "$bw" 4) MB/s"
+    else
+        fail "ib_send_bw node1->node2 on $DEV" "$(tail -n 3 "$bw" | tr '\n' ' ') (log: $bw)"
+    fi
+fi
+bed_summary
