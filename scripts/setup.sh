@@ -51,6 +51,8 @@ if [ $INSTALL = 1 ]; then
     make install >install.out 2>&1 || { tail -n 20 install.out; exit 1; }
 fi
 cd "$TOP"
+# MPI test programs (the tree is read-only inside the bed's guests).
+make -s -C tests/mpi >/dev/null || { echo "setup: building tests/mpi failed" >&2; exit 1; }
 
 say "preparing the test bed (kernel package, once)"
 scripts/testbed/tb prepare

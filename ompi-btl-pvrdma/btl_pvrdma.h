@@ -1,0 +1,203 @@
+/**
+ * @file btl_pvrdma.h
+ * @brief Component and module structures of the pvrdma BTL: an RC verbs
+ *        transport tuned for VMware PVRDMA (and usable on any RoCE/IB port).
+ *
+ * Layout of the component:
+ *  - btl_pvrdma_component.c  MCA parameters, open/close/init, progress entry
+ *  - btl_pvrdma_module.c     module ops table, add/del procs, finalize,
+ *                            memory registration (rcache grdma)
+ *  - btl_pvrdma_device.c     port choice, device resources, profile
+ *  - btl_pvrdma_cm.c         UD-based connection set-up (no rdmacm needed)
+ *  - btl_pvrdma_endpoint.c   endpoints, RC QPs, pending queues
+ *  - btl_pvrdma_frag.c       eager send path: alloc/free/prepare_src/send(i)
+ *  - btl_pvrdma_rdma.c       put/get/flush
+ *  - btl_pvrdma_progress.c   completion handling, receive reposting
+ *  - btl_pvrdma_error.c      fatal errors: help message, then abort
+ */
+#ifndef MCA_BTL_PVRDMA_H
+#define MCA_BTL_PVRDMA_H
+
+#include "opal_config.h"
+
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "opal/class/opal_free_list.h"
+#include "opal/class/opal_hash_table.h"
+#include "opal/class/opal_list.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/mca/btl/base/btl_base_error.h"
+#include "opal/mca/rcache/rcache.h"
+#include "opal/threads/mutex.h"
+#include "opal/util/output.h"
+
+#include "pvrdma_common.h"
+
+BEGIN_C_DECLS
+
+/** Tri-state values of the srq and rdma_read parameters. */
+enum {
+    MCA_BTL_PVRDMA_TRI_AUTO = -1,
+    MCA_BTL_PVRDMA_TRI_OFF = 0,
+    MCA_BTL_PVRDMA_TRI_ON = 1
+};
+
+/** The component: MCA parameter storage and the (single) module. */
+typedef struct mca_btl_pvrdma_component_t {
+    mca_btl_base_component_3_0_0_t super;
+
+    /* device choice */
+    char *if_include;
+    char *if_exclude;
+    int gid_index;          /**< -1: automatic */
+
+    /* resource profile requests (-1/0: take from the device profile) */
+    int srq;                /**< tri-state */
+    int srq_depth;
+    int send_queue_depth;
+    int recv_queue_depth;   /**< receives per peer (= initial credits) */
+    int send_sge;
+    int recv_sge;
+    int max_inline;         /**< -1 auto (0 on PVRDMA) */
+    int cq_depth;
+    int mtu;                /**< bytes, 0 = port active MTU */
+    int rdma_read;          /**< tri-state */
+    int max_rd_atomic;
+    size_t max_msg_size;    /**< 0 = device limit */
+
+    /* flow control and signalling */
+    int credit_threshold;   /**< 0 = half the credits */
+    int credit_reserved;
+    int signal_interval;
+
+    /* RC and connection timing */
+    int rc_timeout;
+    int rc_retry_count;
+    int rnr_retry;
+    int min_rnr_timer;
+    int connect_timeout_ms;
+    int connect_retries;
+    int cm_poll_interval;
+
+    /* fragment lists */
+    int free_list_num;
+    int free_list_max;
+    int free_list_inc;
+
+    /** verbose output stream (btl_base_verbose) */
+    int output;
+
+    int module_count;
+    struct mca_btl_pvrdma_module_t *modules[1];
+} mca_btl_pvrdma_component_t;
+
+OPAL_MODULE_DECLSPEC extern mca_btl_pvrdma_component_t mca_btl_pvrdma_component;
+
+/** What a peer needs to reach a module; published through the modex. */
+typedef struct mca_btl_pvrdma_modex_t {
+    uint8_t cm_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE]; /**< the UD CM QP address */
+    uint8_t gid_index;   /**< local GID index (for diagnostics only) */
+    uint8_t pad[3];
+    uint32_t qkey;       /**< Q_Key of the CM QP, network order */
+} mca_btl_pvrdma_modex_t;
+
+/** Remote keys of a registration, sent to peers by the PML. */
+struct mca_btl_base_registration_handle_t {
+    uint32_t lkey;
+    uint32_t rkey;
+};
+
+/** rcache registration with the verbs MR. */
+typedef struct mca_btl_pvrdma_reg_t {
+    mca_rcache_base_registration_t base;
+    struct ibv_mr *mr;
+    mca_btl_base_registration_handle_t handle;
+} mca_btl_pvrdma_reg_t;
+
+struct mca_btl_pvrdma_cm_t;
+
+/** One module per chosen device port. */
+typedef struct mca_btl_pvrdma_module_t {
+    mca_btl_base_module_t super;
+
+    /* device */
+    struct pvrdma_common_port port;        /**< attributes of the chosen port */
+    struct pvrdma_common_profile profile;  /**< clamped resources */
+    struct pvrdma_common_gid_entry gid;    /**< chosen local GID */
+    struct pvrdma_common_qp_params qp_params;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;       /**< one CQ for RC sends and receives */
+    struct ibv_srq *srq;     /**< NULL: per-QP receive queues */
+    uint32_t max_inline;     /**< smallest inline cap of our QPs */
+    size_t frag_size;        /**< header + max(eager_limit, max_send_size) */
+
+    /* connection manager */
+    struct mca_btl_pvrdma_cm_t *cm;
+
+    /* memory */
+    mca_rcache_base_module_t *rcache;
+    opal_free_list_t send_frags;   /**< eager/send fragments, registered */
+    opal_free_list_t recv_frags;   /**< receive buffers, registered */
+    opal_free_list_t rdma_frags;   /**< put/get contexts, no payload */
+
+    /* endpoints */
+    opal_hash_table_t proc_to_ep;  /**< opal_proc_t * -> endpoint */
+    opal_hash_table_t qpn_to_ep;   /**< RC qp_num -> endpoint (SRQ receives) */
+    opal_list_t endpoints;         /**< all endpoints, for finalize/flush */
+    uint32_t pending_count;        /**< fragments queued on all endpoints */
+    uint32_t connecting_count;     /**< endpoints in CONNECTING/ACCEPTED */
+
+    /* SRQ accounting */
+    uint32_t srq_posted;     /**< receives currently posted on the SRQ */
+    uint32_t srq_target;     /**< receives we want posted on the SRQ */
+
+    /** CQ entries promised to QPs (signalled sends + receives): stays
+     *  <= profile.cq_depth so the shared CQ can never overflow */
+    uint32_t cq_committed;
+
+    /* progress accounting: poll the CQ only when it can hold completions */
+    uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */
+    uint32_t recvs_posted;      /**< receives posted on any QP/SRQ */
+    uint32_t cm_idle_count;
+
+    mca_btl_base_module_error_cb_fn_t error_cb;
+    bool fatal;               /**< a fatal error was reported */
+    opal_recursive_mutex_t lock;  /**< upcalls may re-enter send */
+} mca_btl_pvrdma_module_t;
+
+/** Template with the ops table (btl_pvrdma_module.c). */
+extern mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template;
+
+/** @brief Verbose output to the btl framework stream (btl_base_verbose). */
+#define MCA_BTL_PVRDMA_VERBOSE(level, ...) \
+    opal_output_verbose(level, opal_btl_base_framework.framework_output, \
+                        "btl:pvrdma: " __VA_ARGS__)
+
+/** @brief True when verbose output of @p level would be printed. */
+#define MCA_BTL_PVRDMA_VERBOSE_ON(level) \
+    (opal_output_get_verbosity(opal_btl_base_framework.framework_output) >= (level))
+
+/* btl_pvrdma_device.c */
+int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module);
+void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
+int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);
+
+/* btl_pvrdma_module.c */
+int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module);
+int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl);
+mca_btl_base_registration_handle_t *
+mca_btl_pvrdma_register_mem(struct mca_btl_base_module_t *btl,
+                            struct mca_btl_base_endpoint_t *endpoint,
+                            void *base, size_t size, uint32_t flags);
+int mca_btl_pvrdma_deregister_mem(struct mca_btl_base_module_t *btl,
+                                  mca_btl_base_registration_handle_t *handle);
+
+/* btl_pvrdma_progress.c */
+int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module);
+
+END_C_DECLS
+
+#endif /* MCA_BTL_PVRDMA_H */

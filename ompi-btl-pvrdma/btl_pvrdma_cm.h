@@ -1,0 +1,51 @@
+/**
+ * @file btl_pvrdma_cm.h
+ * @brief Connection set-up over one UD QP per module.
+ *
+ * Debian's Open MPI has no rdmacm CPC, and the modex is only exchanged
+ * once at start-up, so RC QP numbers (created lazily) travel in small UD
+ * datagrams addressed with the CM address every process publishes in the
+ * modex.  Protocol: REQ (my RC QP, credits I grant you) -> REP (same,
+ * sent once the replier's QP is RTS) -> RTU (the requester's QP is RTS).
+ * Both sides may send REQ at once: each side simply connects its single QP
+ * to the QP number it learns, so the pair is consistent either way.
+ * Lost datagrams are covered by resending REQ/REP on a timer.
+ */
+#ifndef MCA_BTL_PVRDMA_CM_H
+#define MCA_BTL_PVRDMA_CM_H
+
+#include "btl_pvrdma.h"
+
+BEGIN_C_DECLS
+
+struct mca_btl_base_endpoint_t;
+
+typedef struct mca_btl_pvrdma_cm_t {
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;
+    struct ibv_mr *mr;
+    uint8_t *buf;
+    uint32_t qkey;
+    uint32_t send_next;
+    uint32_t sends_outstanding;
+    struct pvrdma_common_addr_info local;
+} mca_btl_pvrdma_cm_t;
+
+/** @brief Create the UD QP, post its receives and fill the modex data. */
+int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex_t *modex);
+
+/** @brief Destroy the CM resources. */
+void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module);
+
+/** @brief Send a connection request to the endpoint's peer. */
+int mca_btl_pvrdma_cm_send_req(struct mca_btl_base_endpoint_t *ep);
+
+/** @brief The peer's QP is known to be RTS: the endpoint can send. */
+void mca_btl_pvrdma_cm_connected(struct mca_btl_base_endpoint_t *ep);
+
+/** @brief Poll the CM CQ when due and resend timed-out requests. @return events */
+int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module);
+
+END_C_DECLS
+
+#endif

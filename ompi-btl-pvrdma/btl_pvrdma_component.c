@@ -1,0 +1,277 @@
+/**
+ * @file btl_pvrdma_component.c
+ * @brief MCA parameters, component open/close/init and the progress entry.
+ */
+#include "opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_var_enum.h"
+#include "opal/util/show_help.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_error.h"
+
+static int pvrdma_component_register(void);
+static int pvrdma_component_open(void);
+static int pvrdma_component_close(void);
+static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
+                                                     bool enable_progress_threads,
+                                                     bool enable_mpi_threads);
+static int pvrdma_component_progress(void);
+
+mca_btl_pvrdma_component_t mca_btl_pvrdma_component = {
+    .super = {
+        .btl_version = {
+            MCA_BTL_DEFAULT_VERSION("pvrdma"),
+            .mca_open_component = pvrdma_component_open,
+            .mca_close_component = pvrdma_component_close,
+            .mca_register_component_params = pvrdma_component_register,
+        },
+        .btl_data = {
+            .param_field = MCA_BASE_METADATA_PARAM_NONE,
+        },
+        .btl_init = pvrdma_component_init,
+        .btl_progress = pvrdma_component_progress,
+    },
+};
+
+/** Register one int parameter of this component. */
+static void reg_int(const char *name, const char *help, mca_base_var_enum_t *en,
+                    mca_base_var_info_lvl_t level, int *storage)
+{
+    (void) mca_base_component_var_register(&mca_btl_pvrdma_component.super.btl_version,
+                                           name, help, MCA_BASE_VAR_TYPE_INT, en, 0,
+                                           MCA_BASE_VAR_FLAG_SETTABLE, level,
+                                           MCA_BASE_VAR_SCOPE_READONLY, storage);
+}
+
+static int pvrdma_component_register(void)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    mca_btl_base_module_t *m = &mca_btl_pvrdma_module_template.super;
+    static const mca_base_var_enum_value_t tri_values[] = {
+        {MCA_BTL_PVRDMA_TRI_AUTO, "auto"},
+        {MCA_BTL_PVRDMA_TRI_OFF, "off"},
+        {MCA_BTL_PVRDMA_TRI_ON, "on"},
+        {0, NULL}};
+    mca_base_var_enum_t *tri_enum = NULL;
+
+    (void) mca_base_var_group_component_register(&c->super.btl_version,
+        "RC verbs BTL tuned for VMware PVRDMA (works on any RoCE/IB port)");
+
+    /* ---- device choice ---- */
+    c->if_include = NULL;
+    (void) mca_base_component_var_register(&c->super.btl_version, "if_include",
+        "Comma-separated list of verbs ports to use, as dev or dev:port (e.g. "
+        "vmw_pvrdma0:1). Mutually exclusive with btl_pvrdma_if_exclude. Default: "
+        "empty (prefer PVRDMA devices, then any ACTIVE port, NUMA-nearest first)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_1,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->if_include);
+    c->if_exclude = NULL;
+    (void) mca_base_component_var_register(&c->super.btl_version, "if_exclude",
+        "Comma-separated list of verbs ports (dev or dev:port) never to use. "
+        "Mutually exclusive with btl_pvrdma_if_include. Default: empty",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_1,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->if_exclude);
+    c->gid_index = -1;
+    reg_int("gid_index", "GID table index to use on RoCE ports; all peers must use "
+            "the same GID type. -1: automatic (RoCE v2 IPv4-mapped GID, else RoCE "
+            "v2, else RoCE v1). Default: -1", NULL, OPAL_INFO_LVL_2, &c->gid_index);
+
+    /* ---- resource profile ---- */
+    (void) mca_base_var_enum_create("btl_pvrdma_tristate", tri_values, &tri_enum);
+    c->srq = MCA_BTL_PVRDMA_TRI_AUTO;
+    reg_int("srq", "Use a shared receive queue: auto (when the device has SRQs), "
+            "on (require one), off (per-QP receive queues). Default: auto",
+            tri_enum, OPAL_INFO_LVL_4, &c->srq);
+    c->srq_depth = 0;
+    reg_int("srq_depth", "Maximum receives posted on the SRQ, clamped to the "
+            "device's max_srq_wr. 0: device profile (1024). Default: 0", NULL,
+            OPAL_INFO_LVL_5, &c->srq_depth);
+    c->send_queue_depth = 0;
+    reg_int("send_queue_depth", "Send work requests per RC QP, clamped to max_qp_wr. "
+            "0: device profile (256). Default: 0", NULL, OPAL_INFO_LVL_5,
+            &c->send_queue_depth);
+    c->recv_queue_depth = 64;
+    reg_int("recv_queue_depth", "Receive buffers per peer, which is also the number "
+            "of eager send credits a peer gets (flow control: a receiver never "
+            "runs out of posted receives). Clamped to max_qp_wr. Default: 64",
+            NULL, OPAL_INFO_LVL_5, &c->recv_queue_depth);
+    c->send_sge = 0;
+    reg_int("send_sge", "Scatter/gather entries per send WR, clamped to max_sge "
+            "(PVRDMA: 4). 0: device profile. Default: 0", NULL, OPAL_INFO_LVL_6,
+            &c->send_sge);
+    c->recv_sge = 0;
+    reg_int("recv_sge", "Scatter/gather entries per receive WR, clamped to max_sge. "
+            "0: device profile (1). Default: 0", NULL, OPAL_INFO_LVL_6, &c->recv_sge);
+    c->max_inline = -1;
+    reg_int("max_inline", "Inline data bytes to request per send WR; the QP's "
+            "reported cap is used. -1: automatic (0 on PVRDMA, which has no inline "
+            "support; 64 elsewhere). Default: -1", NULL, OPAL_INFO_LVL_5,
+            &c->max_inline);
+    c->cq_depth = 0;
+    reg_int("cq_depth", "Entries of the completion queue shared by all RC QPs, "
+            "clamped to max_cqe. 0: sized from the queue depths. Default: 0",
+            NULL, OPAL_INFO_LVL_5, &c->cq_depth);
+    c->mtu = 0;
+    reg_int("mtu", "Path MTU in bytes (256, 512, 1024, 2048, 4096), clamped to the "
+            "port's active MTU (PVRDMA: usually 1024). 0: port active MTU. "
+            "Default: 0", NULL, OPAL_INFO_LVL_4, &c->mtu);
+    /* WRITE-based rendezvous by default: PVRDMA hosts commonly report
+     * max_qp_rd_atom 0 (no READ initiator at all), and on software RoCE a
+     * lost READ response stalls far longer than a lost WRITE (measured on
+     * the QEMU/rxe bed: ~0.5 MB/s with READ, 4-6 MB/s with WRITE). */
+    c->rdma_read = MCA_BTL_PVRDMA_TRI_OFF;
+    reg_int("rdma_read", "Offer RDMA READ (btl_get) to the PML: off (the rendezvous "
+            "uses RDMA WRITE, btl_put), auto (READ when the device has "
+            "max_qp_rd_atom > 0), on (require READ). Default: off", tri_enum,
+            OPAL_INFO_LVL_4, &c->rdma_read);
+    c->max_rd_atomic = 0;
+    reg_int("max_rd_atomic", "Outstanding RDMA READs per QP, clamped to the device "
+            "caps. 0: device profile (up to 4). Default: 0", NULL, OPAL_INFO_LVL_6,
+            &c->max_rd_atomic);
+    c->max_msg_size = 0;
+    (void) mca_base_component_var_register(&c->super.btl_version, "max_msg_size",
+        "Largest single RDMA operation or registration in bytes; larger transfers "
+        "are split. Clamped to the port's max_msg_sz and the device's max_mr_size "
+        "(PVRDMA: 128 MiB..1 GiB). 0: device limit. Default: 0",
+        MCA_BASE_VAR_TYPE_SIZE_T, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE, OPAL_INFO_LVL_5,
+        MCA_BASE_VAR_SCOPE_READONLY, &c->max_msg_size);
+    OBJ_RELEASE(tri_enum);
+
+    /* ---- flow control and signalling ---- */
+    c->credit_threshold = 0;
+    reg_int("credit_threshold", "Return eager credits in an explicit message once "
+            "this many are owed and no reply carried them. 0: half of "
+            "btl_pvrdma_recv_queue_depth. Default: 0", NULL, OPAL_INFO_LVL_6,
+            &c->credit_threshold);
+    c->credit_reserved = 2;
+    reg_int("credit_reserved", "Eager credits kept for credit-return messages so "
+            "two busy peers never deadlock. Default: 2", NULL, OPAL_INFO_LVL_9,
+            &c->credit_reserved);
+    c->signal_interval = 16;
+    reg_int("signal_interval", "Request a send completion every N-th send WR "
+            "(selective signalling; fewer completions to poll). Default: 16",
+            NULL, OPAL_INFO_LVL_6, &c->signal_interval);
+
+    /* ---- RC and connection timing ---- */
+    c->rc_timeout = 16;
+    reg_int("rc_timeout", "RC local ACK timeout exponent (4.096 us * 2^N): the "
+            "stall after a lost packet; too small on busy (virtualised) hosts gives "
+            "spurious retry-exceeded errors. Default: 16 (~0.27 s)",
+            NULL, OPAL_INFO_LVL_6, &c->rc_timeout);
+    c->rc_retry_count = 7;
+    reg_int("rc_retry_count", "RC transport retries before a peer is declared "
+            "unreachable (0-7). Default: 7", NULL, OPAL_INFO_LVL_6,
+            &c->rc_retry_count);
+    c->rnr_retry = 7;
+    reg_int("rnr_retry", "RNR retries (7 = infinite). Credit flow control avoids "
+            "RNR; this is a safety net. Default: 7", NULL, OPAL_INFO_LVL_9,
+            &c->rnr_retry);
+    c->min_rnr_timer = 12;
+    reg_int("min_rnr_timer", "RNR NAK timer code (IB spec table; 12 = 0.64 ms). "
+            "Default: 12", NULL, OPAL_INFO_LVL_9, &c->min_rnr_timer);
+    c->connect_timeout_ms = 2000;
+    reg_int("connect_timeout", "Milliseconds to wait for a connection reply before "
+            "resending the request. Default: 2000", NULL, OPAL_INFO_LVL_6,
+            &c->connect_timeout_ms);
+    c->connect_retries = 120;
+    reg_int("connect_retries", "Connection requests sent before a peer is declared "
+            "unreachable (then the job aborts). A peer only answers while it calls MPI, "
+            "so keep retries x timeout above the longest compute phase. Default: 120",
+            NULL, OPAL_INFO_LVL_6,
+            &c->connect_retries);
+    c->cm_poll_interval = 64;
+    reg_int("cm_poll_interval", "When no connection is being set up, poll the "
+            "connection-manager CQ once every N progress calls (an empty poll "
+            "costs a VM exit on PVRDMA). Default: 64", NULL, OPAL_INFO_LVL_9,
+            &c->cm_poll_interval);
+
+    /* ---- fragment lists ---- */
+    c->free_list_num = 64;
+    reg_int("free_list_num", "Initial number of send fragments. Default: 64", NULL,
+            OPAL_INFO_LVL_9, &c->free_list_num);
+    c->free_list_max = -1;
+    reg_int("free_list_max", "Maximum number of send fragments (-1: unlimited). "
+            "Default: -1", NULL, OPAL_INFO_LVL_9, &c->free_list_max);
+    c->free_list_inc = 64;
+    reg_int("free_list_inc", "Fragments added (and registered at once) when a "
+            "fragment list grows. Default: 64", NULL, OPAL_INFO_LVL_9,
+            &c->free_list_inc);
+
+    /* ---- generic BTL limits (btl_pvrdma_eager_limit etc., from btl/base) ---- */
+    m->btl_exclusivity = MCA_BTL_EXCLUSIVITY_DEFAULT;
+    m->btl_eager_limit = 8 * 1024;
+    m->btl_rndv_eager_limit = 8 * 1024;
+    m->btl_max_send_size = 8 * 1024;
+    m->btl_rdma_pipeline_send_length = 1024 * 1024;
+    m->btl_rdma_pipeline_frag_size = 4 * 1024 * 1024;
+    m->btl_min_rdma_pipeline_size = 256 * 1024;
+    m->btl_latency = 10;
+    m->btl_bandwidth = 10000;
+    m->btl_flags = MCA_BTL_FLAGS_SEND | MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET |
+                   MCA_BTL_FLAGS_RDMA_FLUSH;
+    m->btl_put_limit = 0;   /* set from the device in module init */
+    m->btl_get_limit = 0;
+
+    return mca_btl_base_param_register(&c->super.btl_version, m);
+}
+
+static int pvrdma_component_open(void)
+{
+    mca_btl_pvrdma_component.module_count = 0;
+    mca_btl_pvrdma_component.output = opal_btl_base_framework.framework_output;
+    return OPAL_SUCCESS;
+}
+
+static int pvrdma_component_close(void)
+{
+    return OPAL_SUCCESS;
+}
+
+static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
+                                                     bool enable_progress_threads,
+                                                     bool enable_mpi_threads)
+{
+    mca_btl_pvrdma_module_t *module;
+    mca_btl_base_module_t **btls;
+
+    (void) enable_progress_threads;
+    (void) enable_mpi_threads;
+    *num_btls = 0;
+
+    module = malloc(sizeof(*module));
+    btls = malloc(sizeof(*btls));
+    if (NULL == module || NULL == btls) {
+        free(module);
+        free(btls);
+        return NULL;
+    }
+    *module = mca_btl_pvrdma_module_template;
+
+    if (OPAL_SUCCESS != mca_btl_pvrdma_module_init(module)) {
+        /* module_init already explained why (help message or verbose) */
+        free(module);
+        free(btls);
+        return NULL;
+    }
+
+    mca_btl_pvrdma_component.modules[0] = module;
+    mca_btl_pvrdma_component.module_count = 1;
+    btls[0] = &module->super;
+    *num_btls = 1;
+    return btls;
+}
+
+static int pvrdma_component_progress(void)
+{
+    int count = 0;
+
+    for (int i = 0; i < mca_btl_pvrdma_component.module_count; ++i) {
+        count += mca_btl_pvrdma_module_progress(mca_btl_pvrdma_component.modules[i]);
+    }
+    return count;
+}

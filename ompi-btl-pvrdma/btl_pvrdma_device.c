@@ -1,0 +1,307 @@
+/**
+ * @file btl_pvrdma_device.c
+ * @brief Port choice, device resources (PD, CQ, SRQ) and the resource
+ *        profile: every queue size is taken from the device and can be
+ *        overridden by an MCA parameter.
+ */
+#include "opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/show_help.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_error.h"
+#include "btl_pvrdma_frag.h"
+
+static bool str_set(const char *s)
+{
+    return NULL != s && '\0' != s[0];
+}
+
+/** True when the user named this BTL in "--mca btl ..." (not as exclusion). */
+static bool pvrdma_explicitly_requested(void)
+{
+    char **value = NULL;
+    int idx = mca_base_var_find("opal", "btl", NULL, NULL);
+
+    if (str_set(mca_btl_pvrdma_component.if_include)) {
+        return true;
+    }
+    if (idx < 0 || OPAL_SUCCESS != mca_base_var_get_value(idx, &value, NULL, NULL) ||
+        NULL == value || NULL == *value) {
+        return false;
+    }
+    return '^' != (*value)[0] && NULL != strstr(*value, "pvrdma");
+}
+
+static int parse_list(const char *param, const char *str, struct pvrdma_common_port_list *list)
+{
+    char err[256] = "";
+
+    if (0 != pvrdma_common_port_list_parse(str, list, err, sizeof(err))) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad port list", true, param, str, err,
+                       opal_process_info.nodename);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    return OPAL_SUCCESS;
+}
+
+/** Choose the port: the discovery order already prefers PVRDMA, then
+ *  ACTIVE ports, then the NUMA-nearest one. */
+static int choose_port(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    struct pvrdma_common_port_list inc = {NULL, 0}, exc = {NULL, 0};
+    struct pvrdma_common_port *ports = NULL;
+    size_t count = 0;
+    char why[1024] = "";
+    int rc;
+
+    if (str_set(c->if_include) && str_set(c->if_exclude)) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "include and exclude", true,
+                       opal_process_info.nodename, c->if_include, c->if_exclude);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (OPAL_SUCCESS != parse_list("btl_pvrdma_if_include", c->if_include, &inc) ||
+        OPAL_SUCCESS != parse_list("btl_pvrdma_if_exclude", c->if_exclude, &exc)) {
+        pvrdma_common_port_list_free(&inc);
+        return OPAL_ERR_BAD_PARAM;
+    }
+
+    rc = pvrdma_common_ports_discover(&inc, &exc, &ports, &count, why, sizeof(why));
+    pvrdma_common_port_list_free(&inc);
+    pvrdma_common_port_list_free(&exc);
+    if (0 != rc || 0 == count || !ports[0].active) {
+        if (pvrdma_explicitly_requested()) {
+            opal_show_help(MCA_BTL_PVRDMA_HELP, "no usable port", true,
+                           opal_process_info.nodename,
+                           str_set(c->if_include) ? c->if_include : "(not set)",
+                           str_set(c->if_exclude) ? c->if_exclude : "(not set)",
+                           why[0] ? why : strerror(0 != rc ? rc : ENODEV));
+        } else {
+            MCA_BTL_PVRDMA_VERBOSE(5, "no usable port: %s", why[0] ? why : strerror(rc));
+        }
+        pvrdma_common_ports_free(ports);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (why[0]) {
+        /* something in the include list was unusable, but another port works */
+        MCA_BTL_PVRDMA_VERBOSE(1, "note: %s", why);
+    }
+    module->port = ports[0];
+    pvrdma_common_ports_free(ports);
+    return OPAL_SUCCESS;
+}
+
+static int compute_profile(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    struct pvrdma_common_profile_request req;
+    char clamped[256];
+    int rc;
+
+    pvrdma_common_profile_request_init(&req);
+    req.max_send_wr = c->send_queue_depth;
+    /* the receive queue holds the peer's credits plus room for its
+     * explicit credit-return messages */
+    req.max_recv_wr = c->recv_queue_depth > 0 ? c->recv_queue_depth : PVRDMA_COMMON_AUTO;
+    req.send_sge = c->send_sge;
+    req.recv_sge = c->recv_sge;
+    req.max_inline = c->max_inline;
+    req.use_srq = c->srq;
+    req.srq_depth = c->srq_depth;
+    req.cq_depth = c->cq_depth > 0 ? c->cq_depth : 8192;
+    req.mtu = c->mtu;
+    req.max_msg_size = (int64_t) c->max_msg_size;
+    req.rdma_read = c->rdma_read;
+    req.max_rd_atomic = c->max_rd_atomic;
+
+    rc = pvrdma_common_profile_compute(&module->port.dev_attr, &module->port.port_attr,
+                                       module->port.is_pvrdma, &req, &module->profile);
+    if (0 != rc) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad profile", true, opal_process_info.nodename,
+                       module->port.dev_name, (int) module->port.port_num,
+                       "invalid MCA parameter value (negative, or an MTU that is not "
+                       "256/512/1024/2048/4096)");
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (MCA_BTL_PVRDMA_TRI_ON == c->srq && !module->profile.use_srq) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "srq unavailable", true, opal_process_info.nodename,
+                       module->port.dev_name, (int) module->port.port_num);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (MCA_BTL_PVRDMA_TRI_ON == c->rdma_read && !module->profile.rdma_read_ok) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "rdma read unavailable", true,
+                       opal_process_info.nodename, module->port.dev_name,
+                       (int) module->port.port_num, module->port.dev_attr.max_qp_rd_atom,
+                       module->port.dev_attr.max_qp_init_rd_atom);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (pvrdma_common_profile_clamped_str(&module->profile, clamped, sizeof(clamped)) > 0) {
+        MCA_BTL_PVRDMA_VERBOSE(1, "reduced to the limits of %s: %s", module->port.dev_name, clamped);
+    }
+    MCA_BTL_PVRDMA_VERBOSE(5, "profile of %s:%d%s: sq %u rq %u sge %u/%u inline %u srq %s(%u) cq %u "
+                   "mtu %u max_msg %llu rdma_read %s",
+                   module->port.dev_name, module->port.port_num,
+                   module->port.is_pvrdma ? " (PVRDMA)" : "", module->profile.max_send_wr,
+                   module->profile.max_recv_wr, module->profile.send_sge,
+                   module->profile.recv_sge, module->profile.max_inline,
+                   module->profile.use_srq ? "on" : "off", module->profile.srq_depth,
+                   module->profile.cq_depth, module->profile.mtu_bytes,
+                   (unsigned long long) module->profile.max_msg_size,
+                   module->profile.rdma_read_ok ? "yes" : "no");
+    return OPAL_SUCCESS;
+}
+
+static int choose_gid(mca_btl_pvrdma_module_t *module)
+{
+    char err[256] = "";
+    int rc;
+
+    rc = pvrdma_common_gid_select(module->ctx, module->port.port_num, &module->port.port_attr,
+                                  mca_btl_pvrdma_component.gid_index, &module->gid, err,
+                                  sizeof(err));
+    if (0 != rc) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad gid", true, opal_process_info.nodename,
+                       module->port.dev_name, (int) module->port.port_num,
+                       mca_btl_pvrdma_component.gid_index, err[0] ? err : strerror(rc));
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (MCA_BTL_PVRDMA_VERBOSE_ON(5)) {
+        char gid[64];
+        MCA_BTL_PVRDMA_VERBOSE(5, "using GID index %u (%s) %s", module->gid.index,
+                       pvrdma_common_gid_type_str(module->gid.type),
+                       pvrdma_common_gid_str(&module->gid.gid, gid, sizeof(gid)));
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    struct pvrdma_common_qp_params *qp = &module->qp_params;
+    int rc;
+
+    rc = choose_port(module);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = compute_profile(module);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+
+    module->ctx = pvrdma_common_open_device(module->port.dev_name);
+    if (NULL == module->ctx) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_open_device", errno);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    rc = choose_gid(module);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    module->pd = ibv_alloc_pd(module->ctx);
+    if (NULL == module->pd) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_alloc_pd", errno);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    module->cq = ibv_create_cq(module->ctx, (int) module->profile.cq_depth, NULL, NULL, 0);
+    if (NULL == module->cq) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_create_cq", errno);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    module->cq_committed = 0;
+    if (module->profile.use_srq) {
+        struct ibv_srq_init_attr attr = {0};
+
+        attr.attr.max_wr = module->profile.srq_depth;
+        attr.attr.max_sge = 1;
+        module->srq = ibv_create_srq(module->pd, &attr);
+        if (NULL == module->srq) {
+            if (MCA_BTL_PVRDMA_TRI_ON == c->srq) {
+                mca_btl_pvrdma_error_verbs(module, "ibv_create_srq", errno);
+                return OPAL_ERR_NOT_AVAILABLE;
+            }
+            /* auto: per-QP receive queues work everywhere */
+            MCA_BTL_PVRDMA_VERBOSE(1, "ibv_create_srq failed (%s); using per-QP receive queues",
+                           strerror(errno));
+            module->profile.use_srq = false;
+        }
+    }
+    if (NULL != module->srq) {
+        module->cq_committed = module->profile.srq_depth;
+    }
+
+    pvrdma_common_qp_params_init(qp);
+    qp->port_num = module->port.port_num;
+    qp->mtu = module->profile.mtu;
+    qp->link_layer = module->port.link_layer;
+    qp->sgid_index = (uint8_t) module->gid.index;
+    qp->max_dest_rd_atomic = module->profile.max_dest_rd_atomic;
+    qp->max_rd_atomic = module->profile.max_rd_atomic;
+    qp->min_rnr_timer = (uint8_t) c->min_rnr_timer;
+    qp->timeout = (uint8_t) c->rc_timeout;
+    qp->retry_cnt = (uint8_t) c->rc_retry_count;
+    qp->rnr_retry = (uint8_t) c->rnr_retry;
+    module->max_inline = module->profile.max_inline;
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module)
+{
+    if (module->srq) {
+        (void) ibv_destroy_srq(module->srq);
+        module->srq = NULL;
+    }
+    if (module->cq) {
+        (void) ibv_destroy_cq(module->cq);
+        module->cq = NULL;
+    }
+    if (module->pd) {
+        (void) ibv_dealloc_pd(module->pd);
+        module->pd = NULL;
+    }
+    if (module->ctx) {
+        (void) ibv_close_device(module->ctx);
+        module->ctx = NULL;
+    }
+}
+
+int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_frag_t *head = NULL, *tail = NULL, *frag;
+    struct ibv_recv_wr *bad;
+    uint32_t n = 0;
+    int rc;
+
+    /* one WR list, one doorbell */
+    while (module->srq_posted + n < module->srq_target) {
+        frag = mca_btl_pvrdma_frag_get(&module->recv_frags);
+        if (NULL == frag) {
+            break;
+        }
+        frag->endpoint = NULL;
+        frag->wr.recv.next = NULL;
+        if (NULL == head) {
+            head = frag;
+        } else {
+            tail->wr.recv.next = &frag->wr.recv;
+        }
+        tail = frag;
+        n++;
+    }
+    if (0 == n) {
+        return OPAL_SUCCESS;
+    }
+    rc = ibv_post_srq_recv(module->srq, &head->wr.recv, &bad);
+    if (0 != rc) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_post_srq_recv", rc);
+        return OPAL_ERROR;
+    }
+    module->srq_posted += n;
+    module->recvs_posted += n;
+    return OPAL_SUCCESS;
+}

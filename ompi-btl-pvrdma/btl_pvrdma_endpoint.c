@@ -1,0 +1,398 @@
+/**
+ * @file btl_pvrdma_endpoint.c
+ * @brief Endpoints: modex lookup, RC QP creation and transitions, the
+ *        in-order send ring (selective signalling) and pending queues.
+ */
+#include "opal_config.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/util/show_help.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_cm.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_error.h"
+#include "btl_pvrdma_rdma.h"
+
+static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
+{
+    ep->module = NULL;
+    ep->proc = NULL;
+    ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+    ep->cm_ah = NULL;
+    ep->cm_tries = 0;
+    ep->qp = NULL;
+    ep->ring = NULL;
+    ep->ring_size = ep->ring_head = ep->ring_count = ep->unsignalled = 0;
+    ep->repost_head = NULL;
+    ep->repost_count = 0;
+    ep->srq_consumed = 0;
+    ep->cq_need = 0;
+    ep->rdma_outstanding = 0;
+    ep->touched = false;
+    OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+}
+
+static void endpoint_destruct(mca_btl_pvrdma_endpoint_t *ep)
+{
+    OBJ_DESTRUCT(&ep->pending);
+    free(ep->ring);
+}
+
+OBJ_CLASS_INSTANCE(mca_btl_pvrdma_endpoint_t, opal_list_item_t, endpoint_construct,
+                   endpoint_destruct);
+
+static uint64_t name_key(const opal_proc_t *proc)
+{
+    uint64_t key;
+
+    memcpy(&key, &proc->proc_name, sizeof(key));
+    return key;
+}
+
+mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *module,
+                                                       opal_proc_t *proc)
+{
+    mca_btl_pvrdma_endpoint_t *ep = NULL;
+    mca_btl_pvrdma_modex_t *modex = NULL;
+    struct pvrdma_common_addr_info peer;
+    char err[256] = "";
+    size_t size = 0;
+    int rc;
+
+    if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&module->proc_to_ep, name_key(proc),
+                                                         (void **) &ep)) {
+        return ep;
+    }
+
+    OPAL_MODEX_RECV(rc, &mca_btl_pvrdma_component.super.btl_version, &proc->proc_name,
+                    (void **) &modex, &size);
+    if (OPAL_SUCCESS != rc || NULL == modex || size < sizeof(*modex)) {
+        MCA_BTL_PVRDMA_VERBOSE(5, "no pvrdma address published by %s", OPAL_NAME_PRINT(proc->proc_name));
+        free(modex);
+        return NULL;
+    }
+    rc = pvrdma_common_addr_unpack(modex->cm_addr, sizeof(modex->cm_addr), &peer);
+    if (0 == rc) {
+        rc = pvrdma_common_addr_check_compat(&module->cm->local, &peer, err, sizeof(err));
+    }
+    if (0 != rc) {
+        const char *host = opal_get_proc_hostname(proc);
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "gid type mismatch", true, opal_process_info.nodename,
+                       NULL != host ? host : "(unknown)", module->port.dev_name,
+                       (int) module->port.port_num, err[0] ? err : "unreadable address");
+        free(modex);
+        return NULL;
+    }
+
+    ep = OBJ_NEW(mca_btl_pvrdma_endpoint_t);
+    if (NULL == ep) {
+        free(modex);
+        return NULL;
+    }
+    ep->module = module;
+    ep->proc = proc;
+    ep->peer_cm = peer;
+    ep->peer_qkey = ntohl(modex->qkey);
+    free(modex);
+    opal_list_append(&module->endpoints, &ep->super);
+    (void) opal_hash_table_set_value_uint64(&module->proc_to_ep, name_key(proc), ep);
+    return ep;
+}
+
+/** Chain @p n fresh receive buffers for a per-QP receive queue. */
+static int post_qp_receives(mca_btl_pvrdma_endpoint_t *ep, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        mca_btl_pvrdma_frag_t *frag = mca_btl_pvrdma_frag_get(&ep->module->recv_frags);
+
+        if (NULL == frag) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+        frag->endpoint = ep;
+        frag->wr.recv.next = NULL == ep->repost_head ? NULL : &ep->repost_head->wr.recv;
+        ep->repost_head = frag;
+        ep->repost_count++;
+    }
+    return mca_btl_pvrdma_endpoint_repost(ep);
+}
+
+int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    struct ibv_qp_init_attr init;
+    uint32_t grant = module->profile.max_recv_wr, need;
+    int rc;
+
+    /* Every QP shares one CQ: it must hold every completion that can be
+     * outstanding at once, or the CQ overflows (a fatal async error). */
+    need = module->profile.max_send_wr + (NULL != module->srq ? 0 : grant);
+    if (module->cq_committed + need > module->profile.cq_depth) {
+        int new_depth = (int) (module->cq_committed + need) * 2;
+
+        if (new_depth > module->port.dev_attr.max_cqe ||
+            0 != ibv_resize_cq(module->cq, new_depth)) {
+            mca_btl_pvrdma_error_connect(ep, "completion queue too small for another peer "
+                                         "(raise btl_pvrdma_cq_depth)", ENOSPC);
+            return OPAL_ERROR;
+        }
+        module->profile.cq_depth = (uint32_t) new_depth;
+    }
+    module->cq_committed += need;
+    ep->cq_need = need;
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq = module->cq;
+    init.recv_cq = module->cq;
+    init.srq = module->srq;
+    init.qp_type = IBV_QPT_RC;
+    init.sq_sig_all = 0;
+    init.cap.max_send_wr = module->profile.max_send_wr;
+    init.cap.max_recv_wr = NULL != module->srq ? 0 : grant;
+    init.cap.max_send_sge = module->profile.send_sge;
+    init.cap.max_recv_sge = NULL != module->srq ? 0 : 1;
+    init.cap.max_inline_data = module->profile.max_inline;
+
+    ep->qp = ibv_create_qp(module->pd, &init);
+    if (NULL == ep->qp && 0 != init.cap.max_inline_data) {
+        /* some providers refuse any inline request: retry without */
+        init.cap.max_inline_data = 0;
+        ep->qp = ibv_create_qp(module->pd, &init);
+    }
+    if (NULL == ep->qp) {
+        mca_btl_pvrdma_error_connect(ep, "ibv_create_qp (RC)", errno);
+        return OPAL_ERROR;
+    }
+    /* the QP's reported caps are the final word (PVRDMA: inline 0) */
+    ep->max_inline = init.cap.max_inline_data;
+    ep->ring_size = init.cap.max_send_wr < module->profile.max_send_wr ?
+        init.cap.max_send_wr : module->profile.max_send_wr;
+    ep->ring = calloc(ep->ring_size, sizeof(*ep->ring));
+    if (NULL == ep->ring) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    ep->signal_interval = (uint32_t) (c->signal_interval > 0 ? c->signal_interval : 1);
+    if (ep->signal_interval > ep->ring_size / 2) {
+        ep->signal_interval = ep->ring_size / 2 > 0 ? ep->ring_size / 2 : 1;
+    }
+    ep->psn = ((uint32_t) getpid() * 2654435761u ^ ep->qp->qp_num) & 0xffffffu;
+
+    rc = pvrdma_common_qp_to_init(ep->qp, &module->qp_params);
+    if (0 != rc) {
+        mca_btl_pvrdma_error_connect(ep, "ibv_modify_qp (RESET->INIT)", rc);
+        return OPAL_ERROR;
+    }
+    (void) opal_hash_table_set_value_uint32(&module->qpn_to_ep, ep->qp->qp_num, ep);
+
+    if (NULL != module->srq) {
+        /* Every peer gets its own credits; the SRQ holds enough receives
+         * for all of them up to its depth (beyond that RNR retry covers). */
+        grant = c->recv_queue_depth > 0 ? (uint32_t) c->recv_queue_depth : 64;
+        module->srq_target += grant;
+        if (module->srq_target > module->profile.srq_depth) {
+            module->srq_target = module->profile.srq_depth;
+        }
+        ep->rx_grant = grant;
+        return mca_btl_pvrdma_srq_refill(module);
+    }
+    ep->rx_grant = grant;
+    return post_qp_receives(ep, grant);
+}
+
+int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
+                                       const struct pvrdma_common_addr_info *peer_rc,
+                                       uint32_t peer_grant)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    uint32_t threshold;
+    int rc;
+
+    rc = pvrdma_common_qp_to_rtr(ep->qp, &module->qp_params, peer_rc);
+    if (0 != rc) {
+        mca_btl_pvrdma_error_connect(ep, "ibv_modify_qp (INIT->RTR)", rc);
+        return OPAL_ERROR;
+    }
+    rc = pvrdma_common_qp_to_rts(ep->qp, &module->qp_params, peer_rc, ep->psn);
+    if (0 != rc) {
+        mca_btl_pvrdma_error_connect(ep, "ibv_modify_qp (RTR->RTS)", rc);
+        return OPAL_ERROR;
+    }
+    ep->peer_rc = *peer_rc;
+    threshold = c->credit_threshold > 0 ? (uint32_t) c->credit_threshold : ep->rx_grant / 2;
+    rc = pvrdma_common_credits_init(&ep->credits, peer_grant > 0 ? peer_grant : 1,
+                                    (uint32_t) (c->credit_reserved > 0 ? c->credit_reserved : 1),
+                                    threshold > 0 ? threshold : 1);
+    if (0 != rc) {
+        mca_btl_pvrdma_error_connect(ep, "credit set-up", rc);
+        return OPAL_ERROR;
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep)
+{
+    struct ibv_recv_wr *bad;
+    uint32_t n = ep->repost_count;
+    int rc;
+
+    if (0 == n) {
+        return OPAL_SUCCESS;
+    }
+    /* the whole list costs one doorbell */
+    rc = ibv_post_recv(ep->qp, &ep->repost_head->wr.recv, &bad);
+    if (OPAL_UNLIKELY(0 != rc)) {
+        mca_btl_pvrdma_error_post(ep, "ibv_post_recv", rc);
+        return OPAL_ERROR;
+    }
+    ep->repost_head = NULL;
+    ep->repost_count = 0;
+    ep->module->recvs_posted += n;
+    if (MCA_BTL_PVRDMA_EP_CLOSED != ep->state) {
+        pvrdma_common_credits_consumed(&ep->credits, n);
+    }
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
+                                 bool force_signal)
+{
+    struct ibv_send_wr *bad;
+    bool signal;
+    int rc;
+
+    /* a CQE is needed when someone waits for this WR (callback, RDMA
+     * completion); otherwise every signal_interval-th WR reports for all
+     * before it */
+    signal = force_signal || frag->callback || NULL != frag->rdma_cbfunc ||
+             ++ep->unsignalled >= ep->signal_interval;
+    frag->wr.send.wr_id = (uintptr_t) frag;
+    frag->wr.send.next = NULL;
+    frag->wr.send.send_flags = signal ? IBV_SEND_SIGNALED : 0;
+    if (IBV_WR_SEND == frag->wr.send.opcode && frag->sge.length <= ep->max_inline) {
+        frag->wr.send.send_flags |= IBV_SEND_INLINE;
+    }
+    rc = ibv_post_send(ep->qp, &frag->wr.send, &bad);
+    if (OPAL_UNLIKELY(0 != rc)) {
+        mca_btl_pvrdma_error_post(ep, "ibv_post_send", rc);
+        return OPAL_ERROR;
+    }
+    frag->posted = true;
+    frag->signalled = signal;
+    ep->ring[(ep->ring_head + ep->ring_count) % ep->ring_size] = frag;
+    ep->ring_count++;
+    if (signal) {
+        ep->unsignalled = 0;
+        ep->module->sends_outstanding++;
+    }
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
+                                           mca_btl_pvrdma_frag_t *frag, int status)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    mca_btl_pvrdma_frag_t *f;
+
+    /* RC completes in posting order: everything before a signalled WR is done */
+    while (ep->ring_count > 0) {
+        f = ep->ring[ep->ring_head];
+        ep->ring_head = (ep->ring_head + 1) % ep->ring_size;
+        ep->ring_count--;
+        if (MCA_BTL_PVRDMA_FRAG_RDMA == f->kind) {
+            mca_btl_pvrdma_rdma_done(module, f, status);
+        } else {
+            mca_btl_pvrdma_frag_send_done(module, f, status);
+        }
+        if (f == frag) {
+            break;
+        }
+    }
+}
+
+void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag)
+{
+    opal_list_append(&ep->pending, &frag->base.super.super);
+    ep->module->pending_count++;
+    if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state) {
+        (void) mca_btl_pvrdma_endpoint_start_connect(ep);
+    }
+}
+
+int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_frag_t *frag;
+    int count = 0;
+
+    while (MCA_BTL_PVRDMA_EP_CONNECTED == ep->state && !opal_list_is_empty(&ep->pending)) {
+        frag = (mca_btl_pvrdma_frag_t *) opal_list_get_first(&ep->pending);
+        if (0 == mca_btl_pvrdma_endpoint_sq_free(ep)) {
+            break;
+        }
+        if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
+            if (!pvrdma_common_credits_take(&ep->credits, false)) {
+                break;
+            }
+            frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
+        }
+        (void) opal_list_remove_first(&ep->pending);
+        ep->module->pending_count--;
+        if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_post(ep, frag, false)) {
+            break;
+        }
+        count++;
+    }
+    return count;
+}
+
+int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep)
+{
+    int rc;
+
+    if (MCA_BTL_PVRDMA_EP_CLOSED != ep->state) {
+        return OPAL_SUCCESS;
+    }
+    rc = mca_btl_pvrdma_endpoint_create_qp(ep);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    ep->state = MCA_BTL_PVRDMA_EP_CONNECTING;
+    ep->module->connecting_count++;
+    ep->cm_tries = 0;
+    MCA_BTL_PVRDMA_VERBOSE(10, "connecting to %s (qp 0x%x)", OPAL_NAME_PRINT(ep->proc->proc_name),
+                   ep->qp->qp_num);
+    (void) mca_btl_pvrdma_cm_send_req(ep); /* a lost/failed send is redone by the timer */
+    return OPAL_SUCCESS;
+}
+
+void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state || MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state) {
+        module->connecting_count--;
+    }
+    module->cq_committed -= ep->cq_need;
+    ep->cq_need = 0;
+    if (NULL != ep->qp) {
+        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
+        (void) ibv_destroy_qp(ep->qp);
+        ep->qp = NULL;
+    }
+    if (NULL != ep->cm_ah) {
+        (void) ibv_destroy_ah(ep->cm_ah);
+        ep->cm_ah = NULL;
+    }
+    module->pending_count -= (uint32_t) opal_list_get_size(&ep->pending);
+    /* fragments still queued or in flight go away with the free lists */
+    while (NULL != opal_list_remove_first(&ep->pending)) {
+    }
+    ep->ring_count = 0;
+    ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+}

@@ -1,0 +1,123 @@
+/**
+ * @file btl_pvrdma_endpoint.h
+ * @brief Per-peer state: RC QP, connection state, credits, send ring.
+ */
+#ifndef MCA_BTL_PVRDMA_ENDPOINT_H
+#define MCA_BTL_PVRDMA_ENDPOINT_H
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_frag.h"
+
+#include "opal/util/proc.h"
+
+BEGIN_C_DECLS
+
+/** Connection states (the transitions are in btl_pvrdma_cm.c). */
+enum {
+    MCA_BTL_PVRDMA_EP_CLOSED = 0,   /**< no QP yet */
+    MCA_BTL_PVRDMA_EP_CONNECTING,   /**< QP in INIT, request sent */
+    MCA_BTL_PVRDMA_EP_ACCEPTED,     /**< QP in RTS, waiting to hear the peer is RTS */
+    MCA_BTL_PVRDMA_EP_CONNECTED,    /**< both QPs in RTS */
+    MCA_BTL_PVRDMA_EP_FAILED
+};
+
+struct mca_btl_base_endpoint_t {
+    opal_list_item_t super;
+    mca_btl_pvrdma_module_t *module;
+    opal_proc_t *proc;
+    int state;
+
+    /* connection manager */
+    struct pvrdma_common_addr_info peer_cm;  /**< peer's UD CM address (modex) */
+    uint32_t peer_qkey;
+    struct ibv_ah *cm_ah;
+    int cm_tries;
+    uint64_t cm_deadline_us;
+
+    /* RC QP */
+    struct ibv_qp *qp;
+    uint32_t psn;
+    struct pvrdma_common_addr_info peer_rc;  /**< peer's RC QP address */
+    uint32_t rx_grant;       /**< receives we posted for the peer (its credits) */
+    uint32_t cq_need;        /**< CQ entries this QP may use (module->cq_committed) */
+
+    /* eager flow control */
+    struct pvrdma_common_credits credits;
+
+    /* send queue: posted WRs in order, for selective signalling */
+    mca_btl_pvrdma_frag_t **ring;
+    uint32_t ring_size;
+    uint32_t ring_head;
+    uint32_t ring_count;
+    uint32_t unsignalled;    /**< WRs posted since the last signalled one */
+    uint32_t signal_interval;
+    uint32_t max_inline;     /**< inline cap reported by the QP (PVRDMA: 0) */
+    uint32_t rdma_outstanding; /**< put/get WRs not yet completed (flush) */
+
+    /* receive buffers waiting to be reposted as one WR list */
+    mca_btl_pvrdma_frag_t *repost_head;
+    uint32_t repost_count;
+    uint32_t srq_consumed;   /**< SRQ receives from this peer since the last refill */
+    bool touched;            /**< received something in the current poll batch */
+
+    opal_list_t pending;     /**< fragments waiting for connection/credits/SQ */
+};
+
+typedef struct mca_btl_base_endpoint_t mca_btl_base_endpoint_t;
+typedef mca_btl_base_endpoint_t mca_btl_pvrdma_endpoint_t;
+OBJ_CLASS_DECLARATION(mca_btl_pvrdma_endpoint_t);
+
+/** @brief The endpoint can post right now (fast-path check). */
+static inline bool mca_btl_pvrdma_endpoint_ready(const mca_btl_pvrdma_endpoint_t *ep)
+{
+    return OPAL_LIKELY(MCA_BTL_PVRDMA_EP_CONNECTED == ep->state);
+}
+
+/** @brief Free send-queue slots of the endpoint. */
+static inline uint32_t mca_btl_pvrdma_endpoint_sq_free(const mca_btl_pvrdma_endpoint_t *ep)
+{
+    return ep->ring_size - ep->ring_count;
+}
+
+/** @brief Find or create the endpoint of @p proc (no QP yet). */
+mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *module,
+                                                       opal_proc_t *proc);
+
+/** @brief Create the RC QP (to INIT) and post its receives. */
+int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep);
+
+/** @brief Bring the QP to RTR/RTS towards @p peer_rc with @p grant credits. */
+int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
+                                       const struct pvrdma_common_addr_info *peer_rc,
+                                       uint32_t peer_grant);
+
+/** @brief Post the endpoint's queued receive buffers as one WR list. */
+int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep);
+
+/**
+ * @brief Post a send WR (eager, credit or RDMA) and track it in the ring.
+ *        Caller checked the SQ (and credits for eager messages).
+ * @param force_signal (IN) request a completion for this WR
+ */
+int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
+                                 bool force_signal);
+
+/** @brief Complete every ring entry up to and including @p frag. */
+void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
+                                           mca_btl_pvrdma_frag_t *frag, int status);
+
+/** @brief Queue @p frag behind earlier work (connection, credits, SQ). */
+void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag);
+
+/** @brief Start the queued fragments that can go now.  @return count. */
+int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep);
+
+/** @brief Ensure a connection is being set up (lazy, first use). */
+int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep);
+
+/** @brief Tear down the QP and release everything the endpoint holds. */
+void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep);
+
+END_C_DECLS
+
+#endif

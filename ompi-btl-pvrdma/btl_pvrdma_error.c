@@ -1,0 +1,97 @@
+/**
+ * @file btl_pvrdma_error.c
+ * @brief Help messages and the fatal-error path (see btl_pvrdma_error.h).
+ */
+#include "opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/proc.h"
+#include "opal/util/show_help.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_error.h"
+
+/** Hand the failure to the PML (which aborts); without one, exit here. */
+static void pvrdma_fatal(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                         const char *what)
+{
+    module->fatal = true;
+    if (NULL != ep) {
+        ep->state = MCA_BTL_PVRDMA_EP_FAILED;
+    }
+    if (NULL != module->error_cb) {
+        module->error_cb(&module->super, MCA_BTL_ERROR_FLAGS_FATAL,
+                         NULL != ep ? ep->proc : NULL, (char *) what);
+    }
+    /* The PML's handler normally does not return; make sure we never hang. */
+    opal_output(0, "btl:pvrdma: fatal error (%s); aborting", what);
+    abort();
+}
+
+static const char *peer_host(mca_btl_pvrdma_endpoint_t *ep)
+{
+    const char *h = (NULL != ep && NULL != ep->proc) ? opal_get_proc_hostname(ep->proc) : NULL;
+    return NULL != h ? h : "(unknown)";
+}
+
+void mca_btl_pvrdma_error_verbs(mca_btl_pvrdma_module_t *module, const char *call, int err)
+{
+    opal_show_help(MCA_BTL_PVRDMA_HELP, "verbs call failed", true,
+                   opal_process_info.nodename, module->port.dev_name,
+                   (int) module->port.port_num, call, err, strerror(err));
+}
+
+void mca_btl_pvrdma_error_completion(mca_btl_pvrdma_module_t *module,
+                                     mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc)
+{
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "completion error", true,
+                       opal_process_info.nodename, peer_host(ep), module->port.dev_name,
+                       (int) module->port.port_num, ibv_wc_status_str(wc->status),
+                       (int) wc->status, (int) wc->opcode, wc->qp_num, wc->vendor_err);
+    }
+    pvrdma_fatal(module, ep, "work completion error");
+}
+
+void mca_btl_pvrdma_error_post(mca_btl_pvrdma_endpoint_t *ep, const char *call, int err)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "post failed", true,
+                       opal_process_info.nodename, peer_host(ep), module->port.dev_name,
+                       (int) module->port.port_num, call, err, strerror(err));
+    }
+    pvrdma_fatal(module, ep, "post failed");
+}
+
+void mca_btl_pvrdma_error_connect_timeout(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    char gid[64];
+
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "connect timeout", true,
+                       opal_process_info.nodename, peer_host(ep), module->port.dev_name,
+                       (int) module->port.port_num,
+                       pvrdma_common_gid_str(&ep->peer_cm.gid, gid, sizeof(gid)),
+                       mca_btl_pvrdma_component.connect_retries,
+                       mca_btl_pvrdma_component.connect_timeout_ms);
+    }
+    pvrdma_fatal(module, ep, "connection timeout");
+}
+
+void mca_btl_pvrdma_error_connect(mca_btl_pvrdma_endpoint_t *ep, const char *call, int err)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "connect failed", true,
+                       opal_process_info.nodename, peer_host(ep), module->port.dev_name,
+                       (int) module->port.port_num, call, err, strerror(err));
+    }
+    pvrdma_fatal(module, ep, "connection set-up failed");
+}

@@ -1,0 +1,114 @@
+/**
+ * @file btl_pvrdma_frag.h
+ * @brief Fragments: eager send buffers, receive buffers and RDMA contexts.
+ *
+ * One class serves all three uses so that the send-queue ring of an
+ * endpoint can hold any of them (completions arrive in posting order on
+ * an RC QP, which is what makes selective signalling work).
+ */
+#ifndef MCA_BTL_PVRDMA_FRAG_H
+#define MCA_BTL_PVRDMA_FRAG_H
+
+#include "btl_pvrdma.h"
+
+BEGIN_C_DECLS
+
+/** Header in front of every eager message. */
+typedef struct mca_btl_pvrdma_hdr_t {
+    uint8_t tag;       /**< active-message tag */
+    uint8_t flags;     /**< MCA_BTL_PVRDMA_HDR_* */
+    uint16_t credits;  /**< eager credits returned to the receiver */
+} mca_btl_pvrdma_hdr_t;
+
+/** The message only returns credits; no upcall. */
+#define MCA_BTL_PVRDMA_HDR_CREDIT_ONLY 0x01
+
+enum {
+    MCA_BTL_PVRDMA_FRAG_SEND = 1,
+    MCA_BTL_PVRDMA_FRAG_RECV = 2,
+    MCA_BTL_PVRDMA_FRAG_RDMA = 3
+};
+
+typedef struct mca_btl_pvrdma_frag_t {
+    mca_btl_base_descriptor_t base;
+    mca_btl_base_segment_t segment;
+    opal_free_list_t *list;
+    struct mca_btl_base_endpoint_t *endpoint;
+    mca_btl_pvrdma_hdr_t *hdr;   /**< start of the registered buffer */
+    uint32_t lkey;
+    uint8_t kind;
+    bool posted;       /**< a WR using this fragment is in flight */
+    bool pml_freed;    /**< btl_free() came while the WR was in flight */
+    bool callback;     /**< call des_cbfunc when the WR completes */
+    bool signalled;    /**< this WR asked for a CQE */
+    struct ibv_sge sge;
+    union {
+        struct ibv_send_wr send;
+        struct ibv_recv_wr recv;
+    } wr;
+
+    /* RDMA operations */
+    mca_btl_base_rdma_completion_fn_t rdma_cbfunc;
+    void *rdma_cbcontext;
+    void *rdma_cbdata;
+    void *local_address;
+    mca_btl_base_registration_handle_t *local_handle;
+    int rdma_status;
+} mca_btl_pvrdma_frag_t;
+
+OBJ_CLASS_DECLARATION(mca_btl_pvrdma_frag_t);
+
+/** @brief Free-list item init: point the fragment at its registered buffer. */
+int mca_btl_pvrdma_frag_init(opal_free_list_item_t *item, void *ctx);
+
+static inline mca_btl_pvrdma_frag_t *mca_btl_pvrdma_frag_get(opal_free_list_t *list)
+{
+    mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) opal_free_list_get(list);
+
+    if (OPAL_LIKELY(NULL != frag)) {
+        frag->posted = false;
+        frag->pml_freed = false;
+        frag->callback = false;
+        frag->signalled = false;
+    }
+    return frag;
+}
+
+static inline void mca_btl_pvrdma_frag_return(mca_btl_pvrdma_frag_t *frag)
+{
+    opal_free_list_return(frag->list, &frag->base.super);
+}
+
+/* btl_pvrdma_frag.c: module ops of the eager path */
+mca_btl_base_descriptor_t *mca_btl_pvrdma_alloc(struct mca_btl_base_module_t *btl,
+                                                struct mca_btl_base_endpoint_t *endpoint,
+                                                uint8_t order, size_t size, uint32_t flags);
+int mca_btl_pvrdma_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des);
+mca_btl_base_descriptor_t *mca_btl_pvrdma_prepare_src(struct mca_btl_base_module_t *btl,
+                                                      struct mca_btl_base_endpoint_t *endpoint,
+                                                      struct opal_convertor_t *convertor,
+                                                      uint8_t order, size_t reserve,
+                                                      size_t *size, uint32_t flags);
+int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
+                        struct mca_btl_base_endpoint_t *endpoint,
+                        struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag);
+int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
+                         struct mca_btl_base_endpoint_t *endpoint,
+                         struct opal_convertor_t *convertor, void *header, size_t header_size,
+                         size_t payload_size, uint8_t order, uint32_t flags,
+                         mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
+
+/**
+ * @brief A send-queue WR of @p frag finished (in order): run callbacks and
+ *        give the fragment back where its owner allows.
+ */
+void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
+                                   mca_btl_pvrdma_frag_t *frag, int status);
+
+/** @brief Send an explicit credit-return message if one is due. */
+void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
+                                 struct mca_btl_base_endpoint_t *endpoint);
+
+END_C_DECLS
+
+#endif

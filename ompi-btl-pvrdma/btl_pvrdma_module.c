@@ -1,0 +1,344 @@
+/**
+ * @file btl_pvrdma_module.c
+ * @brief Module ops table, module set-up and teardown, add/del procs and
+ *        memory registration through the grdma registration cache (control
+ *        verbs are expensive on PVRDMA, so each region is registered once).
+ */
+#include "opal_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/pmix/pmix.h"
+#include "opal/mca/rcache/base/base.h"
+#include "opal/util/show_help.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_cm.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_error.h"
+#include "btl_pvrdma_frag.h"
+#include "btl_pvrdma_rdma.h"
+
+/** Smallest eager/send size accepted: ob1's largest header plus room. */
+#define MCA_BTL_PVRDMA_MIN_EAGER 128
+
+static int pvrdma_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                            opal_bitmap_t *reachable)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+
+    for (size_t i = 0; i < nprocs; ++i) {
+        mca_btl_pvrdma_endpoint_t *ep;
+
+        /* btl/self carries messages to ourselves */
+        if (0 == opal_compare_proc(procs[i]->proc_name, OPAL_PROC_MY_NAME)) {
+            continue;
+        }
+        OPAL_THREAD_LOCK(&module->lock);
+        ep = mca_btl_pvrdma_endpoint_get(module, procs[i]);
+        OPAL_THREAD_UNLOCK(&module->lock);
+        if (NULL == ep) {
+            continue; /* not reachable over this port (already explained) */
+        }
+        peers[i] = ep;
+        if (NULL != reachable) {
+            opal_bitmap_set_bit(reachable, (int) i);
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+static int pvrdma_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+
+    (void) procs;
+    OPAL_THREAD_LOCK(&module->lock);
+    for (size_t i = 0; i < nprocs; ++i) {
+        mca_btl_pvrdma_endpoint_t *ep = peers[i];
+        uint64_t key;
+
+        if (NULL == ep) {
+            continue;
+        }
+        memcpy(&key, &ep->proc->proc_name, sizeof(key));
+        (void) opal_hash_table_remove_value_uint64(&module->proc_to_ep, key);
+        opal_list_remove_item(&module->endpoints, &ep->super);
+        mca_btl_pvrdma_endpoint_close(ep);
+        OBJ_RELEASE(ep);
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return OPAL_SUCCESS;
+}
+
+static int pvrdma_register_error(struct mca_btl_base_module_t *btl,
+                                 mca_btl_base_module_error_cb_fn_t cbfunc)
+{
+    ((mca_btl_pvrdma_module_t *) btl)->error_cb = cbfunc;
+    return OPAL_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* registration cache callbacks                                           */
+
+static int pvrdma_reg_mem(void *reg_data, void *base, size_t size,
+                          mca_rcache_base_registration_t *reg)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) reg_data;
+    mca_btl_pvrdma_reg_t *preg = (mca_btl_pvrdma_reg_t *) reg;
+    /* one access mode for every region keeps cached registrations reusable */
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+    if (size > module->profile.max_mr_size) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    preg->mr = ibv_reg_mr(module->pd, base, size, access);
+    if (NULL == preg->mr) {
+        MCA_BTL_PVRDMA_VERBOSE(5, "ibv_reg_mr(%p, %zu) failed: %s", base, size, strerror(errno));
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    preg->handle.lkey = preg->mr->lkey;
+    preg->handle.rkey = preg->mr->rkey;
+    return OPAL_SUCCESS;
+}
+
+static int pvrdma_dereg_mem(void *reg_data, mca_rcache_base_registration_t *reg)
+{
+    mca_btl_pvrdma_reg_t *preg = (mca_btl_pvrdma_reg_t *) reg;
+
+    (void) reg_data;
+    if (NULL != preg->mr) {
+        if (0 != ibv_dereg_mr(preg->mr)) {
+            return OPAL_ERROR;
+        }
+        preg->mr = NULL;
+    }
+    return OPAL_SUCCESS;
+}
+
+mca_btl_base_registration_handle_t *
+mca_btl_pvrdma_register_mem(struct mca_btl_base_module_t *btl,
+                            struct mca_btl_base_endpoint_t *endpoint, void *base,
+                            size_t size, uint32_t flags)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_rcache_base_registration_t *reg = NULL;
+    int rc;
+
+    (void) endpoint;
+    rc = module->rcache->rcache_register(module->rcache, base, size, 0,
+                                         (int32_t) (flags & MCA_RCACHE_ACCESS_ANY), &reg);
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != rc || NULL == reg)) {
+        return NULL;
+    }
+    return &((mca_btl_pvrdma_reg_t *) reg)->handle;
+}
+
+int mca_btl_pvrdma_deregister_mem(struct mca_btl_base_module_t *btl,
+                                  mca_btl_base_registration_handle_t *handle)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_btl_pvrdma_reg_t *reg = (mca_btl_pvrdma_reg_t *)
+        ((intptr_t) handle - offsetof(mca_btl_pvrdma_reg_t, handle));
+
+    return module->rcache->rcache_deregister(module->rcache, &reg->base);
+}
+
+/* ---------------------------------------------------------------------- */
+/* set-up and teardown                                                    */
+
+static int check_limits(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_base_module_t *m = &module->super;
+
+    if (m->btl_eager_limit < MCA_BTL_PVRDMA_MIN_EAGER ||
+        m->btl_max_send_size < MCA_BTL_PVRDMA_MIN_EAGER) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "eager limit too small", true,
+                       opal_process_info.nodename, (unsigned long) m->btl_eager_limit,
+                       (unsigned long) m->btl_max_send_size,
+                       (unsigned long) MCA_BTL_PVRDMA_MIN_EAGER);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
+        m->btl_rndv_eager_limit = m->btl_eager_limit;
+    }
+    module->frag_size = sizeof(mca_btl_pvrdma_hdr_t) +
+        (m->btl_eager_limit > m->btl_max_send_size ? m->btl_eager_limit : m->btl_max_send_size);
+
+    /* RDMA limits come from the device: one op/registration <= max_msg_size
+     * (a smaller user value stays) */
+    if (0 == m->btl_put_limit || m->btl_put_limit > module->profile.max_msg_size) {
+        m->btl_put_limit = module->profile.max_msg_size;
+    }
+    if (0 == m->btl_get_limit || m->btl_get_limit > module->profile.max_msg_size) {
+        m->btl_get_limit = module->profile.max_msg_size;
+    }
+    if (m->btl_rdma_pipeline_frag_size > module->profile.max_msg_size) {
+        m->btl_rdma_pipeline_frag_size = module->profile.max_msg_size;
+    }
+    if (!module->profile.rdma_read_ok) {
+        /* No RDMA READ initiator (PVRDMA with max_qp_rd_atom 0): ob1 then
+         * runs the rendezvous with RDMA WRITE (btl_put). */
+        m->btl_flags &= ~MCA_BTL_FLAGS_GET;
+        m->btl_get_limit = 0;
+    }
+    m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
+    return OPAL_SUCCESS;
+}
+
+static int init_memory(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    mca_rcache_base_resources_t res;
+    char name[PVRDMA_COMMON_DEV_NAME_MAX + 16];
+    int rc;
+
+    snprintf(name, sizeof(name), "pvrdma.%s", module->port.dev_name);
+    memset(&res, 0, sizeof(res));
+    res.cache_name = name;
+    res.reg_data = module;
+    res.sizeof_reg = sizeof(mca_btl_pvrdma_reg_t);
+    res.register_mem = pvrdma_reg_mem;
+    res.deregister_mem = pvrdma_dereg_mem;
+    module->rcache = mca_rcache_base_module_create("grdma", module, &res);
+    if (NULL == module->rcache) {
+        MCA_BTL_PVRDMA_VERBOSE(1, "could not create a grdma registration cache");
+        return OPAL_ERROR;
+    }
+
+    /* Fragment buffers are registered a chunk at a time by the free list
+     * (through the rcache), never per message. */
+    rc = opal_free_list_init(&module->send_frags, sizeof(mca_btl_pvrdma_frag_t),
+                             opal_cache_line_size, OBJ_CLASS(mca_btl_pvrdma_frag_t),
+                             module->frag_size, opal_cache_line_size, c->free_list_num,
+                             c->free_list_max, c->free_list_inc, NULL, 0, module->rcache,
+                             mca_btl_pvrdma_frag_init, &module->send_frags);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    rc = opal_free_list_init(&module->recv_frags, sizeof(mca_btl_pvrdma_frag_t),
+                             opal_cache_line_size, OBJ_CLASS(mca_btl_pvrdma_frag_t),
+                             module->frag_size, opal_cache_line_size, 0, -1,
+                             c->recv_queue_depth > 0 ? c->recv_queue_depth + 4 : 64, NULL, 0,
+                             module->rcache, mca_btl_pvrdma_frag_init, &module->recv_frags);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return opal_free_list_init(&module->rdma_frags, sizeof(mca_btl_pvrdma_frag_t),
+                               opal_cache_line_size, OBJ_CLASS(mca_btl_pvrdma_frag_t), 0, 0,
+                               c->free_list_num, -1, c->free_list_inc, NULL, 0, NULL,
+                               mca_btl_pvrdma_frag_init, &module->rdma_frags);
+}
+
+int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_modex_t modex;
+    int rc;
+
+    OBJ_CONSTRUCT(&module->send_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&module->recv_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&module->rdma_frags, opal_free_list_t);
+    OBJ_CONSTRUCT(&module->proc_to_ep, opal_hash_table_t);
+    OBJ_CONSTRUCT(&module->qpn_to_ep, opal_hash_table_t);
+    OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
+    OBJ_CONSTRUCT(&module->lock, opal_recursive_mutex_t);
+    (void) opal_hash_table_init(&module->proc_to_ep, 64);
+    (void) opal_hash_table_init(&module->qpn_to_ep, 64);
+
+    rc = mca_btl_pvrdma_device_open(module);
+    if (OPAL_SUCCESS == rc) {
+        rc = check_limits(module);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = init_memory(module);
+    }
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_pvrdma_cm_open(module, &modex);
+    }
+    if (OPAL_SUCCESS == rc) {
+        OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_pvrdma_component.super.btl_version,
+                        &modex, sizeof(modex));
+    }
+    if (OPAL_SUCCESS != rc) {
+        (void) mca_btl_pvrdma_finalize(&module->super);
+        return rc;
+    }
+    MCA_BTL_PVRDMA_VERBOSE(1, "using %s:%d%s (%s GID index %u, MTU %u, %s, RDMA %s)",
+                   module->port.dev_name, module->port.port_num,
+                   module->port.is_pvrdma ? " [PVRDMA]" : "",
+                   pvrdma_common_gid_type_str(module->gid.type), module->gid.index,
+                   module->profile.mtu_bytes, module->srq ? "SRQ" : "per-QP receive queues",
+                   module->profile.rdma_read_ok ? "read+write" : "write only");
+    return OPAL_SUCCESS;
+}
+
+/** Tear down in the reverse order of mca_btl_pvrdma_module_init(). The
+ *  module memory itself belongs to the caller on failure in init, and is
+ *  freed here when called through the ops table. */
+static int pvrdma_module_teardown(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_endpoint_t *ep, *next;
+
+    OPAL_LIST_FOREACH_SAFE(ep, next, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        opal_list_remove_item(&module->endpoints, &ep->super);
+        mca_btl_pvrdma_endpoint_close(ep);
+        OBJ_RELEASE(ep);
+    }
+    mca_btl_pvrdma_cm_close(module);
+    /* the free lists deregister their chunks through the rcache */
+    OBJ_DESTRUCT(&module->rdma_frags);
+    OBJ_DESTRUCT(&module->recv_frags);
+    OBJ_DESTRUCT(&module->send_frags);
+    if (NULL != module->rcache) {
+        (void) mca_rcache_base_module_destroy(module->rcache);
+        module->rcache = NULL;
+    }
+    mca_btl_pvrdma_device_close(module);
+    OBJ_DESTRUCT(&module->lock);
+    OBJ_DESTRUCT(&module->endpoints);
+    OBJ_DESTRUCT(&module->qpn_to_ep);
+    OBJ_DESTRUCT(&module->proc_to_ep);
+    return OPAL_SUCCESS;
+}
+
+int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+
+    (void) pvrdma_module_teardown(module);
+    for (int i = 0; i < c->module_count; ++i) {
+        if (c->modules[i] == module) {
+            c->modules[i] = NULL;
+            c->module_count = 0;
+            free(module);
+            break;
+        }
+    }
+    return OPAL_SUCCESS;
+}
+
+mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template = {
+    .super = {
+        .btl_component = &mca_btl_pvrdma_component.super,
+        .btl_add_procs = pvrdma_add_procs,
+        .btl_del_procs = pvrdma_del_procs,
+        .btl_finalize = mca_btl_pvrdma_finalize,
+        .btl_alloc = mca_btl_pvrdma_alloc,
+        .btl_free = mca_btl_pvrdma_free,
+        .btl_prepare_src = mca_btl_pvrdma_prepare_src,
+        .btl_send = mca_btl_pvrdma_send,
+        .btl_sendi = mca_btl_pvrdma_sendi,
+        .btl_put = mca_btl_pvrdma_put,
+        .btl_get = mca_btl_pvrdma_get,
+        .btl_dump = mca_btl_base_dump,
+        .btl_register_mem = mca_btl_pvrdma_register_mem,
+        .btl_deregister_mem = mca_btl_pvrdma_deregister_mem,
+        .btl_register_error = pvrdma_register_error,
+        .btl_flush = mca_btl_pvrdma_flush,
+    },
+};

@@ -1,0 +1,171 @@
+/**
+ * @file btl_pvrdma_progress.c
+ * @brief Completion handling.
+ *
+ * On PVRDMA an ibv_poll_cq that finds nothing still rings a doorbell (a VM
+ * exit), so the shared CQ is only polled while it can hold completions:
+ * signalled sends are outstanding or receives are posted.  Receive buffers
+ * consumed in one poll batch are reposted as one WR list per QP (or one
+ * list for the SRQ), and their credits go back to the sender piggybacked
+ * on the next message or, when due, in an explicit credit message.
+ */
+#include "opal_config.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_cm.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_error.h"
+#include "btl_pvrdma_frag.h"
+
+#define MCA_BTL_PVRDMA_POLL_BATCH 16
+
+static mca_btl_pvrdma_endpoint_t *recv_endpoint(mca_btl_pvrdma_module_t *module,
+                                                mca_btl_pvrdma_frag_t *frag, uint32_t qp_num)
+{
+    mca_btl_pvrdma_endpoint_t *ep = NULL;
+
+    if (NULL == module->srq) {
+        return frag->endpoint;
+    }
+    (void) opal_hash_table_get_value_uint32(&module->qpn_to_ep, qp_num, (void **) &ep);
+    return ep;
+}
+
+static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
+                        mca_btl_pvrdma_endpoint_t *ep, uint32_t byte_len)
+{
+    mca_btl_pvrdma_hdr_t *hdr = frag->hdr;
+
+    module->recvs_posted--;
+    if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state)) {
+        /* a message over the RC QP proves the peer's QP is RTS (lost RTU) */
+        mca_btl_pvrdma_cm_connected(ep);
+    }
+    if (hdr->credits > 0) {
+        (void) pvrdma_common_credits_add(&ep->credits, hdr->credits);
+    }
+    if (OPAL_LIKELY(!(hdr->flags & MCA_BTL_PVRDMA_HDR_CREDIT_ONLY))) {
+        mca_btl_base_segment_t seg = {.seg_addr.pval = hdr + 1,
+                                      .seg_len = byte_len - sizeof(*hdr)};
+        mca_btl_base_descriptor_t des = {.des_segments = &seg, .des_segment_count = 1};
+        const mca_btl_active_message_callback_t *reg =
+            mca_btl_base_active_message_trigger + hdr->tag;
+
+        reg->cbfunc(&module->super, hdr->tag, &des, reg->cbdata);
+    }
+
+    /* queue the buffer for the batched repost */
+    if (NULL == module->srq) {
+        frag->wr.recv.next = NULL == ep->repost_head ? NULL : &ep->repost_head->wr.recv;
+        ep->repost_head = frag;
+        ep->repost_count++;
+    } else {
+        module->srq_posted--;
+        ep->srq_consumed++;
+        mca_btl_pvrdma_frag_return(frag);
+    }
+}
+
+/** Repost, return credits and restart queued sends for the peers seen. */
+static void finish_batch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t **eps, int n)
+{
+    if (NULL != module->srq) {
+        (void) mca_btl_pvrdma_srq_refill(module);
+    }
+    for (int i = 0; i < n; ++i) {
+        mca_btl_pvrdma_endpoint_t *ep = eps[i];
+
+        ep->touched = false;
+        if (NULL == module->srq) {
+            (void) mca_btl_pvrdma_endpoint_repost(ep);
+        } else if (ep->srq_consumed > 0) {
+            pvrdma_common_credits_consumed(&ep->credits, ep->srq_consumed);
+            ep->srq_consumed = 0;
+        }
+        if (!opal_list_is_empty(&ep->pending)) {
+            (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
+        }
+        mca_btl_pvrdma_send_credits(module, ep);
+    }
+}
+
+static int poll_cq(mca_btl_pvrdma_module_t *module)
+{
+    struct ibv_wc wc[MCA_BTL_PVRDMA_POLL_BATCH];
+    mca_btl_pvrdma_endpoint_t *touched[MCA_BTL_PVRDMA_POLL_BATCH];
+    int n, ntouched = 0;
+
+    n = ibv_poll_cq(module->cq, MCA_BTL_PVRDMA_POLL_BATCH, wc);
+    if (OPAL_UNLIKELY(n < 0)) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_poll_cq", EIO);
+        return 0;
+    }
+    for (int i = 0; i < n; ++i) {
+        mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) (uintptr_t) wc[i].wr_id;
+        mca_btl_pvrdma_endpoint_t *ep;
+
+        if (MCA_BTL_PVRDMA_FRAG_RECV == frag->kind) {
+            ep = recv_endpoint(module, frag, wc[i].qp_num);
+            if (OPAL_UNLIKELY(IBV_WC_SUCCESS != wc[i].status || NULL == ep)) {
+                if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
+                    continue;
+                }
+                mca_btl_pvrdma_error_completion(module, ep, &wc[i]);
+                continue;
+            }
+            handle_recv(module, frag, ep, wc[i].byte_len);
+            if (!ep->touched) {
+                ep->touched = true;
+                touched[ntouched++] = ep;
+            }
+            continue;
+        }
+
+        ep = frag->endpoint;
+        module->sends_outstanding--;
+        if (OPAL_UNLIKELY(IBV_WC_SUCCESS != wc[i].status)) {
+            if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
+                continue;
+            }
+            mca_btl_pvrdma_error_completion(module, ep, &wc[i]);
+            continue;
+        }
+        mca_btl_pvrdma_endpoint_ring_complete(ep, frag, OPAL_SUCCESS);
+        if (!opal_list_is_empty(&ep->pending) && !ep->touched) {
+            ep->touched = true;
+            touched[ntouched++] = ep;
+        }
+    }
+    if (ntouched > 0) {
+        finish_batch(module, touched, ntouched);
+    }
+    return n;
+}
+
+int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
+{
+    int count = 0;
+
+    if (OPAL_UNLIKELY(NULL == module)) {
+        return 0;
+    }
+    OPAL_THREAD_LOCK(&module->lock);
+    if (NULL != module->cm) {
+        count += mca_btl_pvrdma_cm_progress(module);
+    }
+    /* poll only when a completion can be there */
+    if (module->sends_outstanding > 0 || module->recvs_posted > 0) {
+        count += poll_cq(module);
+    }
+    if (OPAL_UNLIKELY(module->pending_count > 0)) {
+        mca_btl_pvrdma_endpoint_t *ep;
+
+        OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+            if (!opal_list_is_empty(&ep->pending)) {
+                count += mca_btl_pvrdma_endpoint_progress_pending(ep);
+            }
+        }
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return count;
+}

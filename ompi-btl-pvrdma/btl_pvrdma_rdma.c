@@ -1,0 +1,165 @@
+/**
+ * @file btl_pvrdma_rdma.c
+ * @brief Rendezvous data movement: btl_put (RDMA WRITE), btl_get (RDMA
+ *        READ, only offered when the device can initiate READs) and
+ *        btl_flush.  Transfers above the device's largest message or
+ *        registration are split into several WRs posted as one list.
+ */
+#include "opal_config.h"
+
+#include "opal/runtime/opal_progress.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_rdma.h"
+
+static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                       enum ibv_wr_opcode opcode, void *local_address, uint64_t remote_address,
+                       mca_btl_base_registration_handle_t *local_handle,
+                       mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+{
+    uint64_t chunk = module->profile.max_msg_size;
+    uint64_t count = pvrdma_common_frag_count(size, chunk);
+    mca_btl_pvrdma_frag_t *frags[8], **list = frags;
+    bool direct;
+    int rc = OPAL_SUCCESS;
+
+    if (0 == size) {
+        count = 1; /* still complete through the queue, in order */
+    }
+    if (count > 8) {
+        list = malloc(count * sizeof(*list)); /* > 8 x max_msg_size: rare and huge */
+        if (NULL == list) {
+            return OPAL_ERR_OUT_OF_RESOURCE;
+        }
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+        uint64_t off = 0, len = size;
+        mca_btl_pvrdma_frag_t *frag = mca_btl_pvrdma_frag_get(&module->rdma_frags);
+
+        if (OPAL_UNLIKELY(NULL == frag)) {
+            for (uint64_t j = 0; j < i; ++j) {
+                mca_btl_pvrdma_frag_return(list[j]);
+            }
+            rc = OPAL_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        if (size > 0) {
+            (void) pvrdma_common_frag_get(size, chunk, i, &off, &len);
+        }
+        frag->kind = MCA_BTL_PVRDMA_FRAG_RDMA;
+        frag->endpoint = ep;
+        frag->callback = false;
+        frag->sge.addr = (uintptr_t) local_address + off;
+        frag->sge.length = (uint32_t) len;
+        frag->sge.lkey = local_handle->lkey;
+        frag->wr.send.sg_list = &frag->sge;
+        frag->wr.send.num_sge = 1;
+        frag->wr.send.opcode = opcode;
+        frag->wr.send.wr.rdma.remote_addr = remote_address + off;
+        frag->wr.send.wr.rdma.rkey = remote_handle->rkey;
+        /* only the last piece reports to the caller */
+        frag->rdma_cbfunc = (i + 1 == count) ? cbfunc : NULL;
+        frag->rdma_cbcontext = cbcontext;
+        frag->rdma_cbdata = cbdata;
+        frag->local_address = local_address;
+        frag->local_handle = local_handle;
+        list[i] = frag;
+    }
+
+    OPAL_THREAD_LOCK(&module->lock);
+    direct = mca_btl_pvrdma_endpoint_ready(ep) && opal_list_is_empty(&ep->pending) &&
+             mca_btl_pvrdma_endpoint_sq_free(ep) >= count;
+    ep->rdma_outstanding += (uint32_t) count;
+    for (uint64_t i = 0; i < count; ++i) {
+        if (direct) {
+            /* the caller waits for the last piece: signal it */
+            rc = mca_btl_pvrdma_endpoint_post(ep, list[i], i + 1 == count);
+            if (OPAL_SUCCESS != rc) {
+                break;
+            }
+        } else {
+            mca_btl_pvrdma_endpoint_queue(ep, list[i]);
+        }
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+out:
+    if (list != frags) {
+        free(list);
+    }
+    return rc;
+}
+
+int mca_btl_pvrdma_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       void *local_address, uint64_t remote_address,
+                       mca_btl_base_registration_handle_t *local_handle,
+                       mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+                       int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata)
+{
+    (void) flags;
+    (void) order;
+    return pvrdma_rdma((mca_btl_pvrdma_module_t *) btl, endpoint, IBV_WR_RDMA_WRITE,
+                       local_address, remote_address, local_handle, remote_handle, size, cbfunc,
+                       cbcontext, cbdata);
+}
+
+int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       void *local_address, uint64_t remote_address,
+                       mca_btl_base_registration_handle_t *local_handle,
+                       mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+                       int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+
+    (void) flags;
+    (void) order;
+    if (OPAL_UNLIKELY(!module->profile.rdma_read_ok)) {
+        return OPAL_ERR_NOT_AVAILABLE; /* device cannot initiate RDMA READ */
+    }
+    return pvrdma_rdma(module, endpoint, IBV_WR_RDMA_READ, local_address, remote_address,
+                       local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+}
+
+void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
+                              int status)
+{
+    mca_btl_pvrdma_endpoint_t *ep = frag->endpoint;
+
+    frag->posted = false;
+    ep->rdma_outstanding--;
+    if (NULL != frag->rdma_cbfunc) {
+        frag->rdma_cbfunc(&module->super, ep, frag->local_address, frag->local_handle,
+                          frag->rdma_cbcontext, frag->rdma_cbdata, status);
+    }
+    mca_btl_pvrdma_frag_return(frag);
+}
+
+static bool rdma_busy(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *endpoint)
+{
+    mca_btl_pvrdma_endpoint_t *ep;
+
+    if (NULL != endpoint) {
+        return endpoint->rdma_outstanding > 0;
+    }
+    OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        if (ep->rdma_outstanding > 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int mca_btl_pvrdma_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint)
+{
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+
+    /* RDMA WRs are signalled (the last piece of each op), so the CQ will
+     * report them; errors abort through the fatal path, so this ends. */
+    while (rdma_busy(module, endpoint) && !module->fatal) {
+        (void) mca_btl_pvrdma_module_progress(module);
+    }
+    return module->fatal ? OPAL_ERROR : OPAL_SUCCESS;
+}

@@ -1,0 +1,35 @@
+/**
+ * @file btl_pvrdma_rdma.h
+ * @brief RDMA WRITE/READ (btl_put/btl_get) and flush.
+ */
+#ifndef MCA_BTL_PVRDMA_RDMA_H
+#define MCA_BTL_PVRDMA_RDMA_H
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_frag.h"
+
+BEGIN_C_DECLS
+
+int mca_btl_pvrdma_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       void *local_address, uint64_t remote_address,
+                       mca_btl_base_registration_handle_t *local_handle,
+                       mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+                       int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata);
+
+int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
+                       void *local_address, uint64_t remote_address,
+                       mca_btl_base_registration_handle_t *local_handle,
+                       mca_btl_base_registration_handle_t *remote_handle, size_t size, int flags,
+                       int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                       void *cbdata);
+
+int mca_btl_pvrdma_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
+
+/** @brief An RDMA WR completed (in ring order): callback, release context. */
+void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
+                              int status);
+
+END_C_DECLS
+
+#endif

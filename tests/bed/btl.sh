@@ -1,0 +1,158 @@
+#!/bin/bash
+# Open MPI BTL "pvrdma" checks, run inside node1 by scripts/testbed/tb:
+#   make -C tests/mpi
+#   scripts/testbed/tb run --hosts 2 --timeout 1800 -- bash tests/bed/btl.sh
+# (with --hosts 4 it also runs 4 hosts x 2 ranks).  Only pvrdma and self
+# may carry data (--mca pml ob1 --mca btl pvrdma,self): no tcp, no vader.
+# Every byte of every message is checked by tests/mpi/mpi_check.
+#   BTL_QUICK=1   message sizes up to 1 MiB only (development)
+#   BTL_ONLY="…"  run only these sections: 2x1 profile read msgsize 4x2 bad pingpong
+. "$(dirname "$0")/lib.sh"
+
+TESTS=$(cd "$(dirname "$0")/../mpi" && pwd)
+NHOSTS=$(grep -c '^node' "$TB_HOSTFILE")
+BTL=(--mca pml ob1 --mca btl pvrdma,self)
+SIZE_ARGS=()
+[ "${BTL_QUICK:-0}" = 1 ] && SIZE_ARGS=(--quick)
+
+# want SECTION: true when the section is selected (BTL_ONLY unset: all).
+want() { [ -z "${BTL_ONLY:-}" ] || [[ " $BTL_ONLY " == *" $1 "* ]]; }
+
+if [ ! -x "$TESTS/mpi_check" ] || [ ! -x "$TESTS/pingpong" ]; then
+    # the tree is read-only in the guests: the programs are built beforehand
+    fail "btl: MPI test programs built" "run 'make -C tests/mpi' before the bed run"
+    bed_summary
+fi
+
+check_output "btl: ompi_info lists pvrdma and its parameters" 60 'btl_pvrdma_signal_interval' \
+    ompi_info --param btl pvrdma --level 9
+
+# mpi_check_run PREFIX TIMEOUT MPIRUN-ARGS... -- PROGRAM-ARGS...
+# Runs mpi_check; each of its "ok - X" / "not ok - X: why" lines becomes a
+# check "PREFIX: X"; the run's exit status is one more check.
+mpi_check_run() {
+    local prefix=$1 t=$2 log rc line margs=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    log=$(log_name "$prefix")
+    timeout -k 10 "$t" "${MPIRUN[@]}" "${margs[@]}" "$TESTS/mpi_check" "$@" >"$log" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+            "ok - "*) pass "$prefix: ${line#ok - }" ;;
+            "not ok - "*) line=${line#not ok - }
+                          fail "$prefix: ${line%%:*}" "${line#*: } (log: $log)" ;;
+        esac
+    done < <(grep -E '^(not )?ok - ' "$log")
+    if [ $rc = 0 ]; then pass "$prefix: run exits 0"
+    elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s (log: $log)"
+    else fail "$prefix: run" "exit $rc: $(grep -vE '^(not )?ok - ' "$log" | tail -n 4 | tr '\n' ' ' | cut -c1-300) (log: $log)"
+    fi
+}
+
+# 1. Everything across 2 hosts with the automatic profile.  btl_base_verbose
+#    shows which BTL carries the traffic and what the BTL chose.
+if want 2x1; then
+    mpi_check_run "btl 2x1" 900 -np 2 --map-by node "${BTL[@]}" --mca btl_base_verbose 10 -- \
+        "${SIZE_ARGS[@]}"
+    log=$(log_name "btl 2x1")
+    if grep -q 'Using pvrdma btl for send to .* on node node2' "$log" &&
+       grep -q 'btl:pvrdma: connected to node2' "$log"; then
+        pass "btl: traffic to node2 went over pvrdma (RC QP connected)"
+    else
+        fail "btl: traffic to node2 went over pvrdma" "no 'Using pvrdma btl'/'connected to node2' (log: $log)"
+    fi
+    dev=$(sed -n 's/.*btl:pvrdma: using \([^ ]*:[0-9][0-9]*\) .*/\1/p' "$log" | head -n 1)
+    if [ -n "$dev" ]; then pass "btl: port chosen automatically: $dev"
+    else fail "btl: port chosen automatically" "no 'btl:pvrdma: using' line (log: $log)"
+    fi
+fi
+
+# 2. The PVRDMA profile by hand: per-QP receive queues (PVRDMA hosts
+#    without SRQ), and only 8 credits per peer so flow control is worked
+#    hard (flood keeps thousands of sends in flight).
+if want profile; then
+    mpi_check_run "btl no-srq,8 credits" 900 -np 2 --map-by node "${BTL[@]}" \
+        --mca btl_base_verbose 10 --mca btl_pvrdma_srq off --mca btl_pvrdma_recv_queue_depth 8 \
+        -- --quick p2p nb flood dtype ssend
+    log=$(log_name "btl no-srq,8 credits")
+    if grep -q 'per-QP receive queues, RDMA write only' "$log"; then
+        pass "btl: srq off uses per-QP receive queues; rendezvous by RDMA WRITE (no GET offered)"
+    else
+        fail "btl: srq off / write-only rendezvous" "no 'per-QP receive queues, RDMA write only' (log: $log)"
+    fi
+fi
+
+# 3. The other rendezvous: RDMA READ (btl_get) where the device has it
+#    (rxe does; PVRDMA usually not).  Slow on the bed: sizes to 1 MiB.
+if want read; then
+    mpi_check_run "btl rdma_read auto" 900 -np 2 --map-by node "${BTL[@]}" \
+        --mca btl_pvrdma_rdma_read auto -- --max-size 1048576 p2p
+fi
+
+# 3b. One RDMA operation limited to 64 KiB: the PML splits the rendezvous.
+if want msgsize; then
+    mpi_check_run "btl max_msg_size 64K" 600 -np 2 --map-by node "${BTL[@]}" \
+        --mca btl_pvrdma_max_msg_size 65536 -- --max-size 4194304 p2p
+fi
+
+# 4. 4 hosts x 2 ranks: same-host pairs also go over the device.
+if [ "$NHOSTS" -ge 4 ] && want 4x2; then
+    mpi_check_run "btl 4x2" 1200 -np 8 --map-by node --oversubscribe "${BTL[@]}" -- \
+        --max-size 262144 --isends 2000
+fi
+
+# 5. Bad input: a clear message, a non-zero exit, no hang.
+if want bad; then
+    check_fails "btl: unknown if_include device is a clear error" 180 \
+        'requested in the include list was not found|no usable verbs port' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_if_include nosuchdev0 \
+        "$TESTS/mpi_check" --quick p2p
+    check_fails "btl: bad GID index is a clear error" 180 'could not use a GID' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_gid_index 97 \
+        "$TESTS/mpi_check" --quick p2p
+    check_fails "btl: eager limit too small is a clear error" 180 'eager limit is too small' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_eager_limit 16 \
+        "$TESTS/mpi_check" --quick p2p
+    check_fails "btl: malformed if_include is a clear error" 180 'could not parse' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_if_include 'rxe0:x' \
+        "$TESTS/mpi_check" --quick p2p
+
+    # GID type mismatch: rank 0 forced to a RoCE v1 GID, rank 1 automatic
+    # (RoCE v2): they cannot talk; a clear error, not a hang.
+    v1=""
+    for f in /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/*; do
+        if [ "$(cat "$f" 2>/dev/null)" = "IB/RoCE v1" ] &&
+           [ "$(cat "/sys/class/infiniband/rxe0/ports/1/gids/${f##*/}" 2>/dev/null)" != \
+             "0000:0000:0000:0000:0000:0000:0000:0000" ]; then
+            v1=${f##*/}
+            break
+        fi
+    done
+    if [ -n "$v1" ]; then
+        check_fails "btl: GID type mismatch between hosts is a clear error" 180 \
+            'incompatible addresses|GID type' \
+            "${MPIRUN[@]}" --map-by node "${BTL[@]}" \
+            -np 1 env OMPI_MCA_btl_pvrdma_gid_index="$v1" "$TESTS/mpi_check" --quick p2p : \
+            -np 1 "$TESTS/mpi_check" --quick p2p
+    else
+        pass "btl: GID type mismatch between hosts is a clear error # SKIP no RoCE v1 GID on rxe0"
+    fi
+fi
+
+# 6. Ping-pong numbers (informational; emulation speed).
+if want pingpong; then
+    log=$(log_name "btl pingpong")
+    if timeout -k 10 300 "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" "$TESTS/pingpong" \
+           --min 8 --max 1048576 --iters 100 --bw-iters 4 >"$log" 2>&1 &&
+       ! grep -q ERROR "$log"; then
+        lat=$(awk '$1 == "size" && $2 == 8 { print $4 }' "$log")
+        bw=$(awk '$1 == "size" && $2 == 1048576 { print $6 }' "$log")
+        pass "btl: pingpong 8 B half round trip ${lat} us, 1 MiB ${bw} MB/s"
+    else
+        fail "btl: pingpong" "failed (log: $log)"
+    fi
+fi
+
+bed_summary

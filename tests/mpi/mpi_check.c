@@ -1,0 +1,579 @@
+/**
+ * @file mpi_check.c
+ * @brief Transport-agnostic MPI correctness checks: every byte verified.
+ *
+ * Usage: mpi_check [--max-size BYTES] [--isends N] [--quick] [TEST...]
+ * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
+ * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
+ * of ranks on one host), flood (thousands of in-flight Isends to one peer),
+ * allreduce, alltoall, alltoallv, bcast, dtype (non-contiguous derived
+ * datatype), ssend.  Default: all.
+ *
+ * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
+ * (the first failure seen on any rank), and the program exits non-zero if
+ * any test failed.  Needs at least 2 ranks.
+ */
+#include <mpi.h>
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, nprocs;
+static size_t max_size = 16u << 20;
+static int flood_count = 4000;
+static char why[256];      /* first failure of the current test on this rank */
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why[0]) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+}
+
+/** Deterministic byte pattern depending on (seed, offset). */
+static inline unsigned char pat(uint32_t seed, size_t i)
+{
+    return (unsigned char) (seed * 2654435761u + i * 131u + (i >> 9) * 7u + 1u);
+}
+
+static void fill(unsigned char *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; ++i) {
+        buf[i] = pat(seed, i);
+    }
+}
+
+static int check(const unsigned char *buf, size_t len, uint32_t seed, const char *what,
+                 int peer)
+{
+    for (size_t i = 0; i < len; ++i) {
+        if (buf[i] != pat(seed, i)) {
+            fail("%s: rank %d from %d: %zu bytes, byte %zu is 0x%02x, expected 0x%02x", what,
+                 rank, peer, len, i, buf[i], pat(seed, i));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int check_count(MPI_Status *st, size_t len, const char *what)
+{
+    int count;
+
+    MPI_Get_count(st, MPI_BYTE, &count);
+    if ((size_t) count != len) {
+        fail("%s: rank %d received %d bytes, expected %zu", what, rank, count, len);
+        return 1;
+    }
+    return 0;
+}
+
+/** Sizes: 0, 1, 7, powers of two, and odd sizes around common thresholds. */
+static size_t *make_sizes(int *n)
+{
+    /* common eager/rendezvous/pipeline switch points (ob1 with BTL defaults
+     * and ob1's 14..16-byte headers in front of eager data) */
+    static const size_t thresholds[] = {1024, 4096, 8192, 12288, 16384, 65536,
+                                        262144, 1048576, 1056768};
+    size_t *s = malloc(256 * sizeof(*s));
+    int k = 0;
+
+    s[k++] = 0;
+    s[k++] = 1;
+    s[k++] = 7;
+    for (size_t p = 2; p <= max_size; p *= 2) {
+        s[k++] = p;
+    }
+    for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]); ++t) {
+        static const long delta[] = {-65, -17, -16, -15, -14, -13, -1, 0, 1, 65};
+        if (thresholds[t] > max_size) {
+            break;
+        }
+        for (size_t d = 0; d < sizeof(delta) / sizeof(delta[0]); ++d) {
+            size_t len = (size_t) ((long) thresholds[t] + delta[d]);
+            if (len <= max_size) {
+                s[k++] = len;
+            }
+        }
+    }
+    *n = k;
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+
+/** Blocking exchange between pairs: @p partner_of gives the partner. */
+static void run_pairs(int (*partner_of)(int), const char *name)
+{
+    int nsizes, partner = partner_of(rank);
+    size_t *sizes = make_sizes(&nsizes);
+    unsigned char *sbuf = malloc(max_size + 1), *rbuf = malloc(max_size + 1);
+    MPI_Status st;
+
+    if (partner < 0 || partner == rank) {
+        goto out; /* odd rank count: this rank sits out */
+    }
+    for (int i = 0; i < nsizes; ++i) {
+        size_t len = sizes[i];
+        uint32_t seed_lo = (uint32_t) (len * 3 + 1), seed_hi = (uint32_t) (len * 5 + 2);
+        int lower = rank < partner;
+
+        memset(rbuf, 0xee, len + 1);
+        fill(sbuf, len, lower ? seed_lo : seed_hi);
+        if (lower) {
+            MPI_Send(sbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD);
+            MPI_Recv(rbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD, &st);
+        } else {
+            MPI_Recv(rbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD, &st);
+            MPI_Send(sbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD);
+        }
+        if (check_count(&st, len, name) ||
+            check(rbuf, len, lower ? seed_hi : seed_lo, name, partner)) {
+            break;
+        }
+        if (rbuf[len] != 0xee) {
+            fail("%s: rank %d: %zu-byte receive wrote past its end", name, rank, len);
+            break;
+        }
+    }
+out:
+    free(sbuf);
+    free(rbuf);
+    free(sizes);
+}
+
+static int partner_xor(int r)
+{
+    int p = r ^ 1;
+    return p < nprocs ? p : -1;
+}
+
+/** Rank r and r + nprocs/2: with --map-by node on N hosts and 2N ranks,
+ *  both ranks of a pair share a host. */
+static int partner_half(int r)
+{
+    int half = nprocs / 2;
+
+    if (nprocs % 2) {
+        return -1;
+    }
+    return r < half ? r + half : r - half;
+}
+
+static void test_p2p(void)
+{
+    run_pairs(partner_xor, "p2p");
+}
+
+static void test_same_host(void)
+{
+    run_pairs(partner_half, "same_host");
+}
+
+/** Non-blocking: every rank exchanges with every other rank at once. */
+static void test_nb(void)
+{
+    int nsizes;
+    size_t *sizes = make_sizes(&nsizes);
+    MPI_Request *req = malloc(2 * nprocs * sizeof(*req));
+    MPI_Status *st = malloc(2 * nprocs * sizeof(*st));
+    unsigned char **sb = calloc(nprocs, sizeof(*sb)), **rb = calloc(nprocs, sizeof(*rb));
+    size_t limit = max_size > (4u << 20) ? (4u << 20) : max_size;
+
+    for (int p = 0; p < nprocs; ++p) {
+        sb[p] = malloc(limit + 1);
+        rb[p] = malloc(limit + 1);
+    }
+    for (int i = 0; i < nsizes && !why[0]; ++i) {
+        size_t len = sizes[i];
+        int n = 0;
+
+        if (len > limit) {
+            continue;
+        }
+        for (int p = 0; p < nprocs; ++p) {
+            if (p == rank) {
+                continue;
+            }
+            memset(rb[p], 0xee, len);
+            MPI_Irecv(rb[p], (int) len, MPI_BYTE, p, 100 + i, MPI_COMM_WORLD, &req[n++]);
+        }
+        for (int p = 0; p < nprocs; ++p) {
+            if (p == rank) {
+                continue;
+            }
+            fill(sb[p], len, (uint32_t) (rank * 1000 + p + len));
+            MPI_Isend(sb[p], (int) len, MPI_BYTE, p, 100 + i, MPI_COMM_WORLD, &req[n++]);
+        }
+        MPI_Waitall(n, req, st);
+        n = 0;
+        for (int p = 0; p < nprocs; ++p) {
+            if (p == rank) {
+                continue;
+            }
+            if (check_count(&st[n++], len, "nb") ||
+                check(rb[p], len, (uint32_t) (p * 1000 + rank + len), "nb", p)) {
+                break;
+            }
+        }
+    }
+    for (int p = 0; p < nprocs; ++p) {
+        free(sb[p]);
+        free(rb[p]);
+    }
+    free(sb);
+    free(rb);
+    free(req);
+    free(st);
+    free(sizes);
+}
+
+/** Thousands of in-flight Isends to one peer, posted before the peer
+ *  posts any receive: eager flow control must hold (no RNR, no loss). */
+static void test_flood(void)
+{
+    int partner = partner_xor(rank);
+    int n = flood_count;
+    const size_t small = 64, big = 3000;
+    MPI_Request *req;
+    unsigned char *buf;
+
+    if (partner < 0) {
+        MPI_Barrier(MPI_COMM_WORLD); /* odd rank count: match the pairs' barrier */
+        return;
+    }
+    req = malloc(n * sizeof(*req));
+    buf = malloc((size_t) n * big);
+    if (rank < partner) {
+        for (int i = 0; i < n; ++i) {
+            size_t len = (i % 8 == 7) ? big : small;
+            fill(buf + (size_t) i * big, len, (uint32_t) i);
+            MPI_Isend(buf + (size_t) i * big, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD,
+                      &req[i]);
+        }
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        /* let the sender run far ahead first */
+        MPI_Barrier(MPI_COMM_WORLD);
+        memset(buf, 0, (size_t) n * big);
+        /* receive in reverse tag order: all must be buffered somewhere */
+        for (int i = n - 1; i >= 0; --i) {
+            size_t len = (i % 8 == 7) ? big : small;
+            MPI_Irecv(buf + (size_t) i * big, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD,
+                      &req[i]);
+        }
+        MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < n; ++i) {
+            size_t len = (i % 8 == 7) ? big : small;
+            if (check(buf + (size_t) i * big, len, (uint32_t) i, "flood", partner)) {
+                break;
+            }
+        }
+    }
+    free(req);
+    free(buf);
+}
+
+static void test_allreduce(void)
+{
+    static const int counts[] = {1, 7, 1000, 65536, 1 << 20};
+
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]) && !why[0]; ++c) {
+        int n = counts[c];
+        int64_t *in = malloc(n * sizeof(*in)), *out = malloc(n * sizeof(*out));
+
+        if ((size_t) n * sizeof(int64_t) > max_size) {
+            free(in);
+            free(out);
+            break;
+        }
+        for (int i = 0; i < n; ++i) {
+            in[i] = (int64_t) (rank + 1) * (i + 3) - i % 11;
+        }
+        MPI_Allreduce(in, out, n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < n; ++i) {
+            int64_t expect = (int64_t) nprocs * (nprocs + 1) / 2 * (i + 3) -
+                             (int64_t) nprocs * (i % 11);
+            if (out[i] != expect) {
+                fail("allreduce: count %d element %d is %lld, expected %lld", n, i,
+                     (long long) out[i], (long long) expect);
+                break;
+            }
+        }
+        free(in);
+        free(out);
+    }
+}
+
+static void test_alltoall(void)
+{
+    static const size_t blocks[] = {1, 100, 8000, 100000};
+
+    for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]) && !why[0]; ++b) {
+        size_t blk = blocks[b];
+        unsigned char *s = malloc(blk * nprocs), *r = malloc(blk * nprocs);
+
+        for (int p = 0; p < nprocs; ++p) {
+            fill(s + p * blk, blk, (uint32_t) (rank * 7919 + p + blk));
+        }
+        memset(r, 0, blk * nprocs);
+        MPI_Alltoall(s, (int) blk, MPI_BYTE, r, (int) blk, MPI_BYTE, MPI_COMM_WORLD);
+        for (int p = 0; p < nprocs; ++p) {
+            if (check(r + p * blk, blk, (uint32_t) (p * 7919 + rank + blk), "alltoall", p)) {
+                break;
+            }
+        }
+        free(s);
+        free(r);
+    }
+}
+
+static void test_alltoallv(void)
+{
+    /* rank i sends (i + 1) * (j + 1) * unit bytes to rank j */
+    const int unit = 3001;
+    int *sc = malloc(nprocs * sizeof(int)), *sd = malloc(nprocs * sizeof(int));
+    int *rc = malloc(nprocs * sizeof(int)), *rd = malloc(nprocs * sizeof(int));
+    int stot = 0, rtot = 0;
+    unsigned char *s, *r;
+
+    for (int p = 0; p < nprocs; ++p) {
+        sc[p] = (rank + 1) * (p + 1) * unit;
+        rc[p] = (p + 1) * (rank + 1) * unit;
+        sd[p] = stot;
+        rd[p] = rtot;
+        stot += sc[p];
+        rtot += rc[p];
+    }
+    s = malloc(stot);
+    r = malloc(rtot);
+    for (int p = 0; p < nprocs; ++p) {
+        fill(s + sd[p], sc[p], (uint32_t) (rank * 31 + p));
+    }
+    memset(r, 0, rtot);
+    MPI_Alltoallv(s, sc, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    for (int p = 0; p < nprocs; ++p) {
+        if (check(r + rd[p], rc[p], (uint32_t) (p * 31 + rank), "alltoallv", p)) {
+            break;
+        }
+    }
+    free(s);
+    free(r);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+}
+
+static void test_bcast(void)
+{
+    static const size_t lens[] = {1, 5000, 100000, 4u << 20};
+
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]) && !why[0]; ++l) {
+        size_t len = lens[l];
+        int root = (int) (l % nprocs);
+        unsigned char *b;
+
+        if (len > max_size) {
+            break;
+        }
+        b = malloc(len);
+        if (rank == root) {
+            fill(b, len, (uint32_t) (len + 17));
+        } else {
+            memset(b, 0, len);
+        }
+        MPI_Bcast(b, (int) len, MPI_BYTE, root, MPI_COMM_WORLD);
+        (void) check(b, len, (uint32_t) (len + 17), "bcast", root);
+        free(b);
+    }
+}
+
+/** Strided vector of doubles sent as a derived datatype, received as a
+ *  contiguous array (and back): exercises pack/unpack in the BTL path. */
+static void test_dtype(void)
+{
+    static const int counts[] = {10, 1000, 100000};
+    int partner = partner_xor(rank);
+
+    if (partner < 0) {
+        return;
+    }
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]) && !why[0]; ++c) {
+        const int count = counts[c], blen = 3, stride = 7;
+        MPI_Datatype vec;
+        double *strided = malloc((size_t) count * stride * sizeof(double));
+        double *dense = malloc((size_t) count * blen * sizeof(double));
+        MPI_Status st;
+
+        MPI_Type_vector(count, blen, stride, MPI_DOUBLE, &vec);
+        MPI_Type_commit(&vec);
+        if (rank < partner) {
+            for (int i = 0; i < count * stride; ++i) {
+                strided[i] = (i % stride < blen) ? i * 0.5 + count : -1.0;
+            }
+            MPI_Send(strided, 1, vec, partner, 7, MPI_COMM_WORLD);
+            /* and receive a dense array into the strided layout */
+            for (int i = 0; i < count * stride; ++i) {
+                strided[i] = -2.0;
+            }
+            MPI_Recv(strided, 1, vec, partner, 8, MPI_COMM_WORLD, &st);
+            for (int i = 0; i < count * stride; ++i) {
+                double expect = (i % stride < blen) ? (i / stride) * blen + i % stride + 0.25
+                                                    : -2.0;
+                if (strided[i] != expect) {
+                    fail("dtype: count %d: strided element %d is %g, expected %g", count, i,
+                         strided[i], expect);
+                    break;
+                }
+            }
+        } else {
+            MPI_Recv(dense, count * blen, MPI_DOUBLE, partner, 7, MPI_COMM_WORLD, &st);
+            for (int k = 0; k < count * blen; ++k) {
+                int i = (k / blen) * stride + k % blen;
+                if (dense[k] != i * 0.5 + count) {
+                    fail("dtype: count %d: element %d is %g, expected %g", count, k, dense[k],
+                         i * 0.5 + count);
+                    break;
+                }
+            }
+            for (int k = 0; k < count * blen; ++k) {
+                dense[k] = k + 0.25;
+            }
+            MPI_Send(dense, count * blen, MPI_DOUBLE, partner, 8, MPI_COMM_WORLD);
+        }
+        MPI_Type_free(&vec);
+        free(strided);
+        free(dense);
+    }
+}
+
+static void test_ssend(void)
+{
+    static const size_t lens[] = {0, 1, 100, 8000, 100000, 2u << 20};
+    int partner = partner_xor(rank);
+
+    if (partner < 0) {
+        return;
+    }
+    for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]) && !why[0]; ++l) {
+        size_t len = lens[l];
+        unsigned char *b = malloc(len + 1);
+        MPI_Status st;
+
+        if (len > max_size) {
+            free(b);
+            break;
+        }
+        if (rank < partner) {
+            fill(b, len, (uint32_t) (len + 99));
+            MPI_Ssend(b, (int) len, MPI_BYTE, partner, 9, MPI_COMM_WORLD);
+        } else {
+            memset(b, 0, len);
+            MPI_Recv(b, (int) len, MPI_BYTE, partner, 9, MPI_COMM_WORLD, &st);
+            if (!check_count(&st, len, "ssend")) {
+                (void) check(b, len, (uint32_t) (len + 99), "ssend", partner);
+            }
+        }
+        free(b);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+
+struct test {
+    const char *name;
+    void (*fn)(void);
+};
+
+static const struct test tests[] = {
+    {"p2p", test_p2p},           {"nb", test_nb},           {"same_host", test_same_host},
+    {"flood", test_flood},       {"allreduce", test_allreduce},
+    {"alltoall", test_alltoall}, {"alltoallv", test_alltoallv},
+    {"bcast", test_bcast},       {"dtype", test_dtype},     {"ssend", test_ssend},
+};
+
+/** Run one test; all ranks agree on the verdict; rank 0 reports. */
+static int run(const struct test *t)
+{
+    int bad, any, who;
+    char msg[256];
+    double t0 = MPI_Wtime();
+
+    why[0] = '\0';
+    MPI_Barrier(MPI_COMM_WORLD);
+    t->fn();
+    bad = why[0] != '\0';
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    /* the lowest failing rank tells rank 0 what went wrong */
+    who = bad ? rank : nprocs;
+    MPI_Allreduce(MPI_IN_PLACE, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (any) {
+        if (who == rank && rank != 0) {
+            MPI_Send(why, sizeof(why), MPI_CHAR, 0, 999, MPI_COMM_WORLD);
+        }
+        if (rank == 0) {
+            if (who == 0) {
+                memcpy(msg, why, sizeof(msg));
+            } else {
+                MPI_Recv(msg, sizeof(msg), MPI_CHAR, who, 999, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            }
+            printf("not ok - %s: %s (%d rank(s) failed)\n", t->name, msg, any);
+        }
+    } else if (rank == 0) {
+        printf("ok - %s (%.2f s)\n", t->name, MPI_Wtime() - t0);
+    }
+    fflush(stdout);
+    return any != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *only[32];
+    int nonly = 0, failed = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--max-size") && i + 1 < argc) {
+            max_size = strtoull(argv[++i], NULL, 0);
+        } else if (!strcmp(argv[i], "--isends") && i + 1 < argc) {
+            flood_count = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--quick")) {
+            max_size = 1u << 20;
+            flood_count = 1000;
+        } else if (nonly < 32) {
+            only[nonly++] = argv[i];
+        }
+    }
+    if (nprocs < 2) {
+        if (rank == 0) {
+            printf("not ok - setup: needs at least 2 ranks\n");
+        }
+        MPI_Finalize();
+        return 1;
+    }
+    for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); ++t) {
+        int selected = nonly == 0;
+        for (int k = 0; k < nonly; ++k) {
+            selected |= !strcmp(only[k], tests[t].name);
+        }
+        if (selected) {
+            failed += run(&tests[t]);
+        }
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
