@@ -1,0 +1,361 @@
+/**
+ * @file pvrdma.h
+ * @brief Types and prototypes of the UCT "pvrdma" transport: reliable
+ *        connected (RC) QPs over VMware PVRDMA or any RoCE/IB verbs device,
+ *        connected by the transport itself (CONNECT_TO_IFACE).
+ *
+ * Design (why it looks like this):
+ *
+ * - Connection establishment.  UCP connects CONNECT_TO_IFACE transports with
+ *   only a device address and an interface address, and no auxiliary
+ *   transport exists on PVRDMA that works for wire-up.  So every iface owns
+ *   one UD QP (PVRDMA supports UD SEND) that carries a tiny request/reply
+ *   protocol (pvrdma_conn.c).  ep_create creates an RC QP and sends a
+ *   CONN_REQ with its QP address to the peer iface's UD QP; the peer creates
+ *   a "passive channel" (an RC QP that only receives active messages and
+ *   RDMA, never visible to UCT users), brings it to RTS and answers with a
+ *   CONN_REP carrying its QP address.  The requester then moves its QP to
+ *   RTS.  Requests are retried every UCX_PVRDMA_CONN_RETRY and the ep fails
+ *   through UCT error handling after UCX_PVRDMA_CONN_TIMEOUT; duplicate
+ *   requests get the same reply (the passive side keys channels by the
+ *   requester's GID, UD QPN and connection id).  Each direction of traffic
+ *   between two ifaces therefore uses its own QP pair.
+ *
+ * - Receives.  Active messages arrive only on passive channels; each has
+ *   RX_QUEUE_LEN receives posted (no SRQ needed: PVRDMA may have none),
+ *   reposted in WR lists of RX_BATCH.
+ *
+ * - Credits.  The sender may have at most as many messages in flight as
+ *   the peer has receives posted for it (pvrdma_common_credits).  The
+ *   receiver returns credits by an RDMA WRITE of its cumulative count into a
+ *   registered 8-byte slot of the sender's ep (so returning credits never
+ *   needs a receive buffer or a message of its own, and cannot deadlock).
+ *
+ * - Completions.  One CQ per iface for every QP.  Sends are signalled every
+ *   TX_MODERATION WRs and whenever a user completion or a buffer has to be
+ *   released; a signalled completion retires all earlier WRs of the QP.
+ *   An empty ibv_poll_cq costs a doorbell (a VM exit) on PVRDMA, so after
+ *   CQ_IDLE_POLLS empty polls with no send outstanding the CQ is armed and
+ *   progress only checks the completion channel until it fires.
+ */
+#ifndef UCT_PVRDMA_H
+#define UCT_PVRDMA_H
+
+#include "pvrdma_md.h"
+
+#include <uct/base/uct_iface.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/datastruct/queue.h>
+#include <ucs/datastruct/mpool.h>
+#include <ucs/time/time.h>
+#include <ucs/sys/math.h>
+#include <ucs/arch/bitops.h>
+
+
+/** Interface configuration (UCX_PVRDMA_* variables). */
+typedef struct uct_pvrdma_iface_config {
+    uct_iface_config_t         super;
+    size_t                     seg_size;       /**< largest AM / bcopy */
+    unsigned                   tx_queue_len;   /**< send WRs per QP */
+    unsigned                   rx_queue_len;   /**< receives per connection */
+    unsigned                   rx_batch;       /**< repost/credit batch */
+    unsigned                   tx_moderation;  /**< signal every N sends */
+    unsigned                   tx_max_sge;     /**< 0: from the device */
+    unsigned                   cq_len;         /**< 0: auto */
+    unsigned                   poll_batch;     /**< CQEs per ibv_poll_cq */
+    int                        cq_idle_polls;  /**< -1 auto, 0 never arm */
+    int                        rdma_read;      /**< UCS_YES/NO/TRY */
+    unsigned                   max_rd_atomic;  /**< initiator depth */
+    int                        gid_index;      /**< -1 automatic choice */
+    size_t                     path_mtu;       /**< 0 (auto) or bytes */
+    unsigned                   timeout;        /**< ACK timeout exponent */
+    unsigned                   retry_count;    /**< transport retries */
+    unsigned                   rnr_retry;      /**< RNR retries (7 = inf) */
+    double                     conn_timeout;   /**< seconds */
+    double                     conn_retry;     /**< seconds */
+    unsigned                   ud_rx_len;      /**< UD receives */
+    size_t                     max_get_zcopy;  /**< largest single READ */
+    size_t                     max_put_zcopy;  /**< largest single WRITE */
+    uct_iface_mpool_config_t   tx_mp;          /**< send buffers */
+    uct_iface_mpool_config_t   rx_mp;          /**< receive buffers */
+} uct_pvrdma_iface_config_t;
+
+
+typedef struct uct_pvrdma_iface  uct_pvrdma_iface_t;
+typedef struct uct_pvrdma_ep     uct_pvrdma_ep_t;
+typedef struct uct_pvrdma_chan   uct_pvrdma_chan_t;
+
+
+/** Which kind of QP a completion belongs to. */
+typedef enum {
+    UCT_PVRDMA_QP_EP,       /**< active side of a connection (uct_ep) */
+    UCT_PVRDMA_QP_CHAN      /**< passive side (receives AMs) */
+} uct_pvrdma_qp_kind_t;
+
+
+/**
+ * Send-queue bookkeeping shared by eps and passive channels.  WRs get
+ * sequence numbers; a signalled WR carries its number in wr_id.
+ */
+typedef struct uct_pvrdma_txq {
+    struct ibv_qp              *qp;
+    uct_pvrdma_qp_kind_t       kind;
+    uint16_t                   avail;       /**< free send WQEs */
+    uint16_t                   unsignaled;  /**< WRs since the last signal */
+    uint16_t                   signaled;    /**< signalled WRs in flight */
+    uint64_t                   posted_sn;   /**< last posted WR */
+    uint64_t                   acked_sn;    /**< last retired WR */
+    ucs_list_link_t            hash_link;   /**< iface qp lookup bucket */
+} uct_pvrdma_txq_t;
+
+
+/** Send descriptor: bounce buffer and/or completion to fire. */
+typedef struct uct_pvrdma_tx_desc {
+    ucs_queue_elem_t           queue;       /**< in ep->outstanding */
+    uint64_t                   sn;          /**< retired with this WR */
+    uct_completion_t           *comp;       /**< user completion, or NULL */
+    uct_unpack_callback_t      unpack_cb;   /**< get_bcopy only */
+    void                       *unpack_arg;
+    uint32_t                   length;      /**< get_bcopy length */
+    uint32_t                   lkey;        /**< of the buffer below */
+    /* payload follows */
+} uct_pvrdma_tx_desc_t;
+
+
+/** Receive descriptor (header precedes user headroom and payload). */
+typedef struct uct_pvrdma_rx_desc {
+    uct_pvrdma_chan_t          *chan;       /**< channel it is posted to */
+    uint32_t                   lkey;
+} uct_pvrdma_rx_desc_t;
+
+
+/** Registered 8-byte credit counters, handed out one per ep. */
+typedef struct uct_pvrdma_slot_chunk {
+    ucs_list_link_t            list;
+    struct ibv_mr              *mr;
+    uint64_t                   used;        /**< bitmap of slots in use */
+    volatile uint64_t          slots[64];   /**< written by peers */
+} uct_pvrdma_slot_chunk_t;
+
+
+/** Connection-protocol state of an ep. */
+typedef enum {
+    UCT_PVRDMA_EP_CONNECTING,
+    UCT_PVRDMA_EP_CONNECTED,
+    UCT_PVRDMA_EP_FAILED
+} uct_pvrdma_ep_state_t;
+
+
+/** The active side of a connection. */
+struct uct_pvrdma_ep {
+    uct_base_ep_t              super;
+    uct_pvrdma_txq_t           txq;
+    uct_pvrdma_ep_state_t      state;
+    ucs_status_t               status;      /**< error when FAILED */
+    int                        fence;       /**< next WR gets IBV_SEND_FENCE */
+    ucs_queue_head_t           outstanding; /**< tx descs by sn */
+    ucs_queue_head_t           pending;     /**< uct_pending_req_t */
+    ucs_list_link_t            list;        /**< iface->eps */
+    ucs_list_link_t            pending_link;/**< iface->pending_eps */
+    int                        in_pending_list;
+
+    /* flow control */
+    struct pvrdma_common_credits credits;
+    uct_pvrdma_slot_chunk_t    *slot_chunk;
+    unsigned                   slot_index;
+    uint64_t                   credits_seen; /**< cumulative value consumed */
+
+    /* remote side */
+    uint64_t                   flush_addr;  /**< peer scratch word */
+    uint32_t                   flush_rkey;
+
+    /* connection establishment */
+    uint64_t                   conn_id;
+    union ibv_gid              peer_gid;
+    uint16_t                   peer_lid;
+    uint32_t                   peer_ud_qpn;
+    struct ibv_ah              *ah;         /**< to the peer's UD QP */
+    uint32_t                   psn;
+    ucs_time_t                 next_retry;
+    ucs_time_t                 deadline;
+};
+
+
+/** The passive side of a connection: receives AMs from one peer ep. */
+struct uct_pvrdma_chan {
+    uct_pvrdma_txq_t           txq;         /**< credit writes only */
+    uct_pvrdma_iface_t         *iface;
+    ucs_list_link_t            list;        /**< iface->chans */
+    unsigned                   rx_posted;   /**< receives in the QP */
+    struct pvrdma_common_credits credits;   /**< receiver role */
+    uct_pvrdma_slot_chunk_t    *src_chunk;  /**< holds the total returned */
+    unsigned                   src_index;
+    uint64_t                   credit_addr; /**< peer ep's slot */
+    uint32_t                   credit_rkey;
+    /* identity, for duplicate requests */
+    union ibv_gid              peer_gid;
+    uint32_t                   peer_ud_qpn;
+    uint64_t                   conn_id;
+    uint8_t                    rep[128];    /**< reply, resent on dup REQ */
+    unsigned                   rep_len;
+};
+
+
+/** Cached address handle to a peer's UD QP. */
+typedef struct uct_pvrdma_ah {
+    ucs_list_link_t            list;
+    union ibv_gid              gid;
+    uint16_t                   lid;
+    struct ibv_ah              *ah;
+} uct_pvrdma_ah_t;
+
+
+#define UCT_PVRDMA_QP_HASH_SIZE  64
+
+
+struct uct_pvrdma_iface {
+    uct_base_iface_t           super;
+    uct_pvrdma_md_t            *md;
+    uint8_t                    port_num;
+    struct ibv_port_attr       port_attr;
+    struct pvrdma_common_profile    profile;
+    struct pvrdma_common_gid_entry  gid;
+    struct pvrdma_common_qp_params  qp_params;
+    struct pvrdma_common_addr_info  dev_info;  /**< local device address */
+    uint64_t                   iface_uuid;
+
+    struct ibv_comp_channel    *comp_channel; /**< NULL: never arm */
+    struct ibv_cq              *cq;
+    int                        cq_armed;
+    unsigned                   empty_polls;
+    unsigned                   cq_budget;   /**< CQEs not reserved yet */
+    unsigned                   tx_signaled; /**< signalled WRs in flight */
+
+    /* UD connection QP */
+    struct {
+        struct ibv_qp          *qp;
+        void                   *buf;        /**< rx buffers, then tx */
+        struct ibv_mr          *mr;
+        unsigned               rx_len;      /**< receive buffers */
+        uint64_t               tx_busy;     /**< bitmap of 64 tx buffers */
+        ucs_list_link_t        ahs;         /**< uct_pvrdma_ah_t cache */
+    } ud;
+
+    ucs_mpool_t                tx_mp;
+    ucs_mpool_t                rx_mp;
+    uct_recv_desc_t            release_desc;
+    size_t                     rx_payload_offset; /**< from rx desc */
+    size_t                     rx_headroom_offset;
+
+    ucs_list_link_t            qp_hash[UCT_PVRDMA_QP_HASH_SIZE];
+    ucs_list_link_t            eps;
+    ucs_list_link_t            chans;
+    ucs_list_link_t            pending_eps;
+    ucs_list_link_t            slot_chunks;
+    unsigned                   num_connecting;
+    uint64_t                   conn_seq;
+    volatile uint64_t          scratch;     /**< target of flush writes */
+    struct ibv_mr              *scratch_mr;
+
+    struct {
+        size_t                 seg_size;
+        unsigned               tx_queue_len;
+        unsigned               rx_queue_len;
+        unsigned               rx_batch;
+        unsigned               tx_moderation;
+        unsigned               tx_max_sge;
+        unsigned               poll_batch;
+        unsigned               idle_polls;
+        size_t                 max_put_zcopy;
+        size_t                 max_get_zcopy;
+        ucs_time_t             conn_timeout;
+        ucs_time_t             conn_retry;
+    } config;
+};
+
+
+/* pvrdma_md.c */
+ucs_status_t uct_pvrdma_query_tl_devices(uct_md_h md,
+                                         uct_tl_device_resource_t **devices_p,
+                                         unsigned *num_devices_p);
+
+/* pvrdma_iface.c */
+void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq);
+void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
+                                uct_pvrdma_txq_t *txq);
+ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
+                                           unsigned max_recv_wr,
+                                           struct ibv_qp **qp_p);
+ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status);
+uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr);
+int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
+                               struct pvrdma_common_addr_info *info);
+void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_ep.c */
+UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DECLARE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
+ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
+                                    const void *payload, unsigned length);
+ssize_t uct_pvrdma_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags);
+ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                    const void *header, unsigned header_length,
+                                    const uct_iov_t *iov, size_t iovcnt,
+                                    unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey);
+ssize_t uct_pvrdma_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey);
+ucs_status_t uct_pvrdma_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb,
+                                     void *arg, size_t length,
+                                     uint64_t remote_addr, uct_rkey_t rkey,
+                                     uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                       unsigned flags);
+void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
+                                 uct_pending_purge_callback_t cb, void *arg);
+void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn);
+void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
+void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
+int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_conn.c */
+ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
+ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep);
+
+/* pvrdma_chan.c */
+ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
+                                    const struct pvrdma_common_addr_info *peer,
+                                    uint32_t local_psn, uint64_t credit_addr,
+                                    uint32_t credit_rkey,
+                                    uct_pvrdma_chan_t **chan_p);
+void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc);
+void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan);
+
+/* pvrdma_slot.c */
+ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
+                                 uct_pvrdma_slot_chunk_t **chunk_p,
+                                 unsigned *index_p);
+void uct_pvrdma_slot_put(uct_pvrdma_slot_chunk_t *chunk, unsigned index);
+void uct_pvrdma_slots_cleanup(uct_pvrdma_iface_t *iface);
+
+#endif

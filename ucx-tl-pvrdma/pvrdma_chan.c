@@ -1,0 +1,266 @@
+/**
+ * @file pvrdma_chan.c
+ * @brief Passive side of a connection: the RC QP that receives a peer ep's
+ *        active messages (and is the target of its RDMA), keeps receives
+ *        posted and returns credits.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+
+/* Return owed credits: RDMA WRITE of the cumulative total to the peer's
+ * slot.  Skipped (and retried on the next completion) when the QP is full. */
+static void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan)
+{
+    uct_pvrdma_iface_t *iface = chan->iface;
+    volatile uint64_t *total  = &chan->src_chunk->slots[chan->src_index];
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    if (!pvrdma_common_credits_need_return(&chan->credits) ||
+        !uct_pvrdma_txq_has_room(iface, &chan->txq)) {
+        return;
+    }
+
+    *total    += pvrdma_common_credits_piggyback(&chan->credits);
+    sge.addr   = (uintptr_t)total;
+    sge.length = sizeof(*total);
+    sge.lkey   = chan->src_chunk->mr->lkey;
+
+    wr.sg_list             = &sge;
+    wr.num_sge             = 1;
+    wr.opcode              = IBV_WR_RDMA_WRITE;
+    wr.send_flags          = 0;
+    wr.wr.rdma.remote_addr = chan->credit_addr;
+    wr.wr.rdma.rkey        = chan->credit_rkey;
+    (void)uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0);
+}
+
+
+/* Repost receives in one WR list once a batch is missing. */
+static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
+{
+    uct_pvrdma_iface_t *iface = chan->iface;
+    unsigned missing          = iface->config.rx_queue_len - chan->rx_posted;
+    struct ibv_recv_wr wrs[missing], *bad_wr;
+    struct ibv_sge sges[missing];
+    uct_pvrdma_rx_desc_t *desc;
+    unsigned i, count = 0;
+    int ret;
+
+    if ((missing == 0) || (!force && (missing < iface->config.rx_batch))) {
+        return;
+    }
+
+    for (i = 0; i < missing; ++i) {
+        desc = ucs_mpool_get_inline(&iface->rx_mp);
+        if (desc == NULL) {
+            uct_iface_mpool_empty_warn(&iface->super, &iface->rx_mp);
+            break;
+        }
+
+        desc->chan       = chan;
+        sges[count].addr   = (uintptr_t)desc + iface->rx_payload_offset;
+        sges[count].length = iface->config.seg_size;
+        sges[count].lkey   = desc->lkey;
+        wrs[count].wr_id   = (uintptr_t)desc;
+        wrs[count].sg_list = &sges[count];
+        wrs[count].num_sge = 1;
+        wrs[count].next    = &wrs[count + 1];
+        ++count;
+    }
+
+    if (count == 0) {
+        return;
+    }
+
+    wrs[count - 1].next = NULL;
+    ret = ibv_post_recv(chan->txq.qp, wrs, &bad_wr);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_post_recv(qp 0x%x, %u) failed: %s",
+                  chan->txq.qp->qp_num, count, strerror(ret));
+        for (; bad_wr != NULL; bad_wr = bad_wr->next) {
+            ucs_mpool_put_inline((void*)bad_wr->wr_id);
+            --count;
+        }
+    }
+
+    chan->rx_posted += count;
+    pvrdma_common_credits_consumed(&chan->credits, count);
+}
+
+
+void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
+{
+    uct_pvrdma_iface_t *iface = chan->iface;
+    int ret;
+
+    ucs_list_del(&chan->list);
+    uct_pvrdma_iface_qp_remove(iface, &chan->txq);
+    iface->cq_budget += iface->config.rx_queue_len;
+
+    /* Flushed receives that still reach the CQ are recycled by the poller
+     * (their QP is unknown by then). */
+    (void)pvrdma_common_qp_to_err(chan->txq.qp);
+    ret = ibv_destroy_qp(chan->txq.qp);
+    if (ret != 0) {
+        ucs_warn("pvrdma: ibv_destroy_qp(0x%x) failed: %s",
+                 chan->txq.qp->qp_num, strerror(ret));
+    }
+    uct_pvrdma_slot_put(chan->src_chunk, chan->src_index);
+    ucs_free(chan);
+}
+
+
+static void uct_pvrdma_chan_fail(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
+{
+    /* The peer ep is gone or broken; its side reports the error to its
+     * user.  Here only the resources are released. */
+    ucs_log((wc->status == IBV_WC_WR_FLUSH_ERR) ? UCS_LOG_LEVEL_DEBUG :
+            UCS_LOG_LEVEL_DIAG,
+            "pvrdma: %s:%d: connection from a peer closed (qp 0x%x: %s)",
+            chan->iface->md->dev_name, chan->iface->port_num, wc->qp_num,
+            ibv_wc_status_str(wc->status));
+    uct_pvrdma_chan_destroy(chan);
+}
+
+
+void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
+{
+    uct_pvrdma_iface_t *iface = chan->iface;
+    uct_pvrdma_rx_desc_t *desc;
+    ucs_status_t status;
+    uint32_t am_id;
+    void *data;
+
+    if (!(wc->opcode & IBV_WC_RECV)) {
+        /* completion of a credit write */
+        if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+            uct_pvrdma_chan_fail(chan, wc);
+            return;
+        }
+        chan->txq.avail   += wc->wr_id - chan->txq.acked_sn;
+        chan->txq.acked_sn = wc->wr_id;
+        uct_pvrdma_chan_return_credits(chan);
+        return;
+    }
+
+    desc = (uct_pvrdma_rx_desc_t*)wc->wr_id;
+    --chan->rx_posted;
+
+    if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
+        ucs_mpool_put_inline(desc);
+        uct_pvrdma_chan_fail(chan, wc);
+        return;
+    }
+
+    am_id = ntohl(wc->imm_data);
+    if (ucs_unlikely(!(wc->wc_flags & IBV_WC_WITH_IMM) ||
+                     (am_id >= UCT_AM_ID_MAX))) {
+        ucs_error("pvrdma: qp 0x%x: dropped a message without a valid "
+                  "active message id", wc->qp_num);
+        ucs_mpool_put_inline(desc);
+    } else {
+        data = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
+        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
+                           wc->byte_len, "RX: AM");
+        status = uct_iface_invoke_am(&iface->super, am_id, data, wc->byte_len,
+                                     UCT_CB_PARAM_FLAG_DESC);
+        if (status == UCS_OK) {
+            ucs_mpool_put_inline(desc);
+        } else {
+            /* the user keeps it and calls uct_iface_release_desc() */
+            uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom_offset))
+                    = &iface->release_desc;
+        }
+    }
+
+    uct_pvrdma_chan_refill(chan, 0);
+    uct_pvrdma_chan_return_credits(chan);
+}
+
+
+ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
+                                    const struct pvrdma_common_addr_info *peer,
+                                    uint32_t local_psn, uint64_t credit_addr,
+                                    uint32_t credit_rkey,
+                                    uct_pvrdma_chan_t **chan_p)
+{
+    uct_pvrdma_chan_t *chan;
+    ucs_status_t status;
+    int ret;
+
+    /* every receive may produce a CQE: keep room for sends as well */
+    if (iface->cq_budget < iface->config.rx_queue_len +
+                           iface->config.tx_queue_len) {
+        ucs_error("pvrdma: %s:%d: completion queue full, cannot accept more "
+                  "connections (raise UCX_PVRDMA_CQ_LEN or lower "
+                  "UCX_PVRDMA_RX_QUEUE_LEN)", iface->md->dev_name,
+                  iface->port_num);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    chan = ucs_calloc(1, sizeof(*chan), "pvrdma chan");
+    if (chan == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    chan->iface       = iface;
+    chan->credit_addr = credit_addr;
+    chan->credit_rkey = credit_rkey;
+    chan->txq.kind    = UCT_PVRDMA_QP_CHAN;
+    chan->txq.avail   = iface->config.tx_queue_len;
+
+    status = uct_pvrdma_slot_get(iface, &chan->src_chunk, &chan->src_index);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    status = uct_pvrdma_iface_create_rc_qp(iface, iface->config.rx_queue_len,
+                                           &chan->txq.qp);
+    if (status != UCS_OK) {
+        goto err_slot;
+    }
+
+    pvrdma_common_credits_init(&chan->credits, iface->config.rx_queue_len, 1,
+                               iface->config.rx_batch);
+
+    /* post every receive before the peer can send */
+    uct_pvrdma_chan_refill(chan, 1);
+    if (chan->rx_posted < iface->config.rx_queue_len) {
+        ucs_error("pvrdma: could not post %u receive buffers",
+                  iface->config.rx_queue_len);
+        status = UCS_ERR_NO_MEMORY;
+        goto err_qp;
+    }
+    /* the initial receives are the peer's initial credits, not owed ones */
+    chan->credits.owed = 0;
+
+    ret = pvrdma_common_qp_to_rtr(chan->txq.qp, &iface->qp_params, peer);
+    if (ret == 0) {
+        ret = pvrdma_common_qp_to_rts(chan->txq.qp, &iface->qp_params, peer,
+                                      local_psn);
+    }
+    if (ret != 0) {
+        ucs_error("pvrdma: %s:%d: qp 0x%x: connecting to peer qp 0x%x "
+                  "failed: %s", iface->md->dev_name, iface->port_num,
+                  chan->txq.qp->qp_num, peer->qpn, strerror(ret));
+        status = UCS_ERR_UNREACHABLE;
+        goto err_qp;
+    }
+
+    iface->cq_budget -= iface->config.rx_queue_len;
+    uct_pvrdma_iface_qp_add(iface, &chan->txq);
+    ucs_list_add_tail(&iface->chans, &chan->list);
+    *chan_p = chan;
+    return UCS_OK;
+
+err_qp:
+    /* posted receives are flushed by destroy; buffers return at close */
+    ibv_destroy_qp(chan->txq.qp);
+err_slot:
+    uct_pvrdma_slot_put(chan->src_chunk, chan->src_index);
+err_free:
+    ucs_free(chan);
+    return status;
+}

@@ -1,0 +1,652 @@
+/**
+ * @file pvrdma_conn.c
+ * @brief Connection exchange of the UCT "pvrdma" transport over one UD QP
+ *        per iface (see the design notes in pvrdma.h).
+ *
+ * Messages (64 bytes, integers big-endian):
+ *   REQ   requester -> iface:  its RC QP address, credit slot address/rkey
+ *   REP   iface -> requester:  passive RC QP address, receives posted,
+ *                              scratch word address/rkey (for flush writes)
+ *   REJ   iface -> requester:  the connection cannot be accepted
+ *   DISC  requester -> iface:  the ep was destroyed, free the channel
+ * A REQ is resent every CONN_RETRY until REP/REJ or CONN_TIMEOUT; the
+ * passive side answers duplicates with the saved REP.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+
+#define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
+#define UCT_PVRDMA_UD_GRH_LEN    40
+#define UCT_PVRDMA_UD_TX_LEN     64
+#define UCT_PVRDMA_UD_TX_FLAG    UCS_BIT(63)
+#define UCT_PVRDMA_CONN_VERSION  1
+
+
+enum {
+    UCT_PVRDMA_CONN_REQ  = 1,
+    UCT_PVRDMA_CONN_REP  = 2,
+    UCT_PVRDMA_CONN_REJ  = 3,
+    UCT_PVRDMA_CONN_DISC = 4
+};
+
+
+typedef struct uct_pvrdma_conn_msg {
+    uint8_t  type;
+    uint8_t  version;
+    uint8_t  reserved[2];
+    uint32_t src_ud_qpn;
+    uint64_t conn_id;
+    uint8_t  addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint32_t credits;
+} UCS_S_PACKED uct_pvrdma_conn_msg_t;
+
+
+#define UCT_PVRDMA_UD_RX_SIZE (UCT_PVRDMA_UD_GRH_LEN + \
+                               sizeof(uct_pvrdma_conn_msg_t))
+
+
+/* ----------------------------------------------------------------------- */
+/*  Address handles                                                        */
+/* ----------------------------------------------------------------------- */
+
+static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
+                                           const union ibv_gid *gid,
+                                           uint16_t lid)
+{
+    struct ibv_ah_attr ah_attr;
+    uct_pvrdma_ah_t *entry;
+
+    ucs_list_for_each(entry, &iface->ud.ahs, list) {
+        if ((entry->lid == lid) && !memcmp(&entry->gid, gid, sizeof(*gid))) {
+            return entry->ah;
+        }
+    }
+
+    entry = ucs_calloc(1, sizeof(*entry), "pvrdma ah");
+    if (entry == NULL) {
+        return NULL;
+    }
+
+    memset(&ah_attr, 0, sizeof(ah_attr));
+    ah_attr.port_num = iface->port_num;
+    ah_attr.dlid     = lid;
+    if (iface->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
+        ah_attr.is_global      = 1;
+        ah_attr.grh.dgid       = *gid;
+        ah_attr.grh.sgid_index = iface->gid.index;
+        ah_attr.grh.hop_limit  = iface->qp_params.hop_limit;
+    }
+
+    entry->ah = ibv_create_ah(iface->md->pd, &ah_attr);
+    if (entry->ah == NULL) {
+        ucs_error("pvrdma: %s:%d: ibv_create_ah failed: %m",
+                  iface->md->dev_name, iface->port_num);
+        ucs_free(entry);
+        return NULL;
+    }
+
+    entry->gid = *gid;
+    entry->lid = lid;
+    ucs_list_add_tail(&iface->ud.ahs, &entry->list);
+    return entry->ah;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  UD send/receive                                                        */
+/* ----------------------------------------------------------------------- */
+
+static void *uct_pvrdma_ud_rx_buf(uct_pvrdma_iface_t *iface, unsigned index)
+{
+    return UCS_PTR_BYTE_OFFSET(iface->ud.buf, index * UCT_PVRDMA_UD_RX_SIZE);
+}
+
+
+static void *uct_pvrdma_ud_tx_buf(uct_pvrdma_iface_t *iface, unsigned index)
+{
+    return UCS_PTR_BYTE_OFFSET(iface->ud.buf,
+                               iface->ud.rx_len * UCT_PVRDMA_UD_RX_SIZE +
+                               index * sizeof(uct_pvrdma_conn_msg_t));
+}
+
+
+static void uct_pvrdma_ud_post_recv(uct_pvrdma_iface_t *iface, unsigned index)
+{
+    struct ibv_recv_wr wr, *bad_wr;
+    struct ibv_sge sge;
+    int ret;
+
+    sge.addr   = (uintptr_t)uct_pvrdma_ud_rx_buf(iface, index);
+    sge.length = UCT_PVRDMA_UD_RX_SIZE;
+    sge.lkey   = iface->ud.mr->lkey;
+    wr.wr_id   = index;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.next    = NULL;
+
+    ret = ibv_post_recv(iface->ud.qp, &wr, &bad_wr);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_post_recv(UD qp 0x%x) failed: %s",
+                  iface->ud.qp->qp_num, strerror(ret));
+    }
+}
+
+
+static void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
+                               uint32_t dest_qpn,
+                               const uct_pvrdma_conn_msg_t *msg)
+{
+    struct ibv_send_wr wr, *bad_wr;
+    struct ibv_sge sge;
+    unsigned index;
+    void *buf;
+    int ret;
+
+    if (iface->ud.tx_busy == UINT64_MAX) {
+        /* requests are retried, duplicate requests get the reply again */
+        ucs_debug("pvrdma: UD send buffers busy, message dropped");
+        return;
+    }
+
+    index = ucs_ffs64(~iface->ud.tx_busy);
+    buf   = uct_pvrdma_ud_tx_buf(iface, index);
+    memcpy(buf, msg, sizeof(*msg));
+
+    sge.addr              = (uintptr_t)buf;
+    sge.length            = sizeof(*msg);
+    sge.lkey              = iface->ud.mr->lkey;
+    wr.wr_id              = UCT_PVRDMA_UD_TX_FLAG | index;
+    wr.sg_list            = &sge;
+    wr.num_sge            = 1;
+    wr.opcode             = IBV_WR_SEND;
+    wr.send_flags         = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah           = ah;
+    wr.wr.ud.remote_qpn   = dest_qpn;
+    wr.wr.ud.remote_qkey  = UCT_PVRDMA_UD_QKEY;
+    wr.next               = NULL;
+
+    ret = ibv_post_send(iface->ud.qp, &wr, &bad_wr);
+    if (ret != 0) {
+        ucs_diag("pvrdma: ibv_post_send(UD qp 0x%x) failed: %s",
+                 iface->ud.qp->qp_num, strerror(ret));
+        return;
+    }
+
+    iface->ud.tx_busy |= UCS_BIT(index);
+    /* the UD send completion must be seen even if the CQ was armed */
+    uct_pvrdma_iface_wakeup_poll(iface);
+}
+
+
+static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
+                                     uct_pvrdma_conn_msg_t *msg, uint8_t type,
+                                     uint64_t conn_id)
+{
+    memset(msg, 0, sizeof(*msg));
+    msg->type       = type;
+    msg->version    = UCT_PVRDMA_CONN_VERSION;
+    msg->src_ud_qpn = htobe32(iface->ud.qp->qp_num);
+    msg->conn_id    = htobe64(conn_id);
+}
+
+
+/* Local RC QP address in wire form */
+static void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
+                                      uint32_t qpn, uint32_t psn, void *wire)
+{
+    struct pvrdma_common_addr_info info = iface->dev_info;
+
+    info.qpn = qpn;
+    info.psn = psn;
+    (void)pvrdma_common_addr_pack(&info, wire);
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Active side                                                            */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_conn_msg_t msg;
+
+    uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_REQ, ep->conn_id);
+    uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
+    msg.remote_addr = htobe64(
+            (uintptr_t)&ep->slot_chunk->slots[ep->slot_index]);
+    msg.rkey        = htobe32(ep->slot_chunk->mr->rkey);
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
+}
+
+
+ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    ucs_time_t now            = ucs_get_time();
+
+    ep->ah = uct_pvrdma_ud_get_ah(iface, &ep->peer_gid, ep->peer_lid);
+    if (ep->ah == NULL) {
+        return UCS_ERR_UNREACHABLE;
+    }
+
+    ep->deadline   = now + iface->config.conn_timeout;
+    ep->next_retry = now + iface->config.conn_retry;
+    ++iface->num_connecting;
+    uct_pvrdma_conn_send_req(ep);
+    return UCS_OK;
+}
+
+
+void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_conn_msg_t msg;
+
+    uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_DISC, ep->conn_id);
+    uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
+}
+
+
+void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+    char gid_str[64];
+    uct_pvrdma_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if (ep->state != UCT_PVRDMA_EP_CONNECTING) {
+            continue;
+        }
+
+        if (now >= ep->deadline) {
+            ucs_log(iface->super.config.failure_level,
+                    "pvrdma: %s:%d: no answer from peer %s UD qp 0x%x "
+                    "within UCX_PVRDMA_CONN_TIMEOUT (%.1f s)",
+                    iface->md->dev_name, iface->port_num,
+                    pvrdma_common_gid_str(&ep->peer_gid, gid_str,
+                                          sizeof(gid_str)),
+                    ep->peer_ud_qpn,
+                    ucs_time_to_sec(iface->config.conn_timeout));
+            /* the error handler may destroy eps: stop iterating */
+            uct_pvrdma_ep_set_failed(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+            return;
+        }
+
+        if (now >= ep->next_retry) {
+            ucs_debug("pvrdma: resending connection request of ep %p", ep);
+            ep->next_retry = now + iface->config.conn_retry;
+            uct_pvrdma_conn_send_req(ep);
+        }
+    }
+}
+
+
+static uct_pvrdma_ep_t *uct_pvrdma_conn_find_ep(uct_pvrdma_iface_t *iface,
+                                                uint64_t conn_id)
+{
+    uct_pvrdma_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if ((ep->conn_id == conn_id) &&
+            (ep->state == UCT_PVRDMA_EP_CONNECTING)) {
+            return ep;
+        }
+    }
+    return NULL;
+}
+
+
+static void
+uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
+                           const uct_pvrdma_conn_msg_t *msg,
+                           const struct pvrdma_common_addr_info *peer)
+{
+    uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
+    int ret;
+
+    if (ep == NULL) {
+        return; /* duplicate reply, or the ep is gone */
+    }
+
+    ret = pvrdma_common_qp_to_rtr(ep->txq.qp, &iface->qp_params, peer);
+    if (ret == 0) {
+        ret = pvrdma_common_qp_to_rts(ep->txq.qp, &iface->qp_params, peer,
+                                      ep->psn);
+    }
+    if (ret != 0) {
+        ucs_error("pvrdma: %s:%d: qp 0x%x: connecting to peer qp 0x%x "
+                  "failed: %s", iface->md->dev_name, iface->port_num,
+                  ep->txq.qp->qp_num, peer->qpn, strerror(ret));
+        uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
+        return;
+    }
+
+    if (pvrdma_common_credits_init(&ep->credits, be32toh(msg->credits), 1,
+                                   1) != 0) {
+        ucs_error("pvrdma: peer granted no receive credits");
+        uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
+        return;
+    }
+
+    ep->flush_addr = be64toh(msg->remote_addr);
+    ep->flush_rkey = be32toh(msg->rkey);
+    ep->state      = UCT_PVRDMA_EP_CONNECTED;
+    --iface->num_connecting;
+    ucs_debug("pvrdma: ep %p qp 0x%x connected to qp 0x%x, %u credits", ep,
+              ep->txq.qp->qp_num, peer->qpn, ep->credits.initial);
+
+    /* requests queued while connecting can go now */
+    if (!ucs_queue_is_empty(&ep->pending) && !ep->in_pending_list) {
+        ucs_list_add_tail(&iface->pending_eps, &ep->pending_link);
+        ep->in_pending_list = 1;
+    }
+}
+
+
+static void uct_pvrdma_conn_handle_rej(uct_pvrdma_iface_t *iface,
+                                       const uct_pvrdma_conn_msg_t *msg)
+{
+    uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
+
+    if (ep != NULL) {
+        ucs_error("pvrdma: %s:%d: peer rejected the connection (see its "
+                  "log)", iface->md->dev_name, iface->port_num);
+        uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
+    }
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Passive side                                                           */
+/* ----------------------------------------------------------------------- */
+
+static uct_pvrdma_chan_t *
+uct_pvrdma_conn_find_chan(uct_pvrdma_iface_t *iface,
+                          const union ibv_gid *gid, uint32_t ud_qpn,
+                          uint64_t conn_id)
+{
+    uct_pvrdma_chan_t *chan;
+
+    ucs_list_for_each(chan, &iface->chans, list) {
+        if ((chan->conn_id == conn_id) && (chan->peer_ud_qpn == ud_qpn) &&
+            !memcmp(&chan->peer_gid, gid, sizeof(*gid))) {
+            return chan;
+        }
+    }
+    return NULL;
+}
+
+
+static void
+uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
+                           const uct_pvrdma_conn_msg_t *req,
+                           const struct pvrdma_common_addr_info *peer)
+{
+    uint32_t ud_qpn  = be32toh(req->src_ud_qpn);
+    uint64_t conn_id = be64toh(req->conn_id);
+    uct_pvrdma_conn_msg_t rep;
+    uct_pvrdma_chan_t *chan;
+    struct ibv_ah *ah;
+    ucs_status_t status;
+    uint32_t psn;
+    char err[128];
+
+    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
+    if (ah == NULL) {
+        return;
+    }
+
+    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
+    if (chan != NULL) {
+        /* our reply was lost or is late: answer the same again */
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, (void*)chan->rep);
+        return;
+    }
+
+    if (pvrdma_common_addr_check_compat(&iface->dev_info, peer, err,
+                                        sizeof(err)) != 0) {
+        ucs_error("pvrdma: %s:%d: rejecting a connection: %s",
+                  iface->md->dev_name, iface->port_num, err);
+        status = UCS_ERR_UNREACHABLE;
+    } else {
+        psn    = ucs_generate_uuid(conn_id) & 0xffffff;
+        status = uct_pvrdma_chan_create(iface, peer, psn,
+                                        be64toh(req->remote_addr),
+                                        be32toh(req->rkey), &chan);
+    }
+
+    if (status != UCS_OK) {
+        uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
+        return;
+    }
+
+    chan->peer_gid    = peer->gid;
+    chan->peer_ud_qpn = ud_qpn;
+    chan->conn_id     = conn_id;
+
+    uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
+    uct_pvrdma_conn_pack_addr(iface, chan->txq.qp->qp_num, psn, rep.addr);
+    rep.remote_addr = htobe64((uintptr_t)&iface->scratch);
+    rep.rkey        = htobe32(iface->scratch_mr->rkey);
+    rep.credits     = htobe32(iface->config.rx_queue_len);
+
+    UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
+    memcpy(chan->rep, &rep, sizeof(rep));
+    chan->rep_len = sizeof(rep);
+    uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
+    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x",
+              conn_id, chan->txq.qp->qp_num);
+}
+
+
+static void
+uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
+                            const uct_pvrdma_conn_msg_t *msg,
+                            const struct pvrdma_common_addr_info *peer)
+{
+    uct_pvrdma_chan_t *chan;
+
+    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid,
+                                     be32toh(msg->src_ud_qpn),
+                                     be64toh(msg->conn_id));
+    if (chan != NULL) {
+        ucs_debug("pvrdma: peer closed connection on qp 0x%x",
+                  chan->txq.qp->qp_num);
+        uct_pvrdma_chan_destroy(chan);
+    }
+}
+
+
+void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
+{
+    const uct_pvrdma_conn_msg_t *msg;
+    struct pvrdma_common_addr_info peer;
+    unsigned index;
+
+    if (wc->wr_id & UCT_PVRDMA_UD_TX_FLAG) {
+        index              = wc->wr_id & ~UCT_PVRDMA_UD_TX_FLAG;
+        iface->ud.tx_busy &= ~UCS_BIT(index);
+        if (wc->status != IBV_WC_SUCCESS) {
+            ucs_diag("pvrdma: UD send failed: %s",
+                     ibv_wc_status_str(wc->status));
+        }
+        return;
+    }
+
+    index = wc->wr_id;
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+            ucs_diag("pvrdma: UD receive failed: %s",
+                     ibv_wc_status_str(wc->status));
+            uct_pvrdma_ud_post_recv(iface, index);
+        }
+        return;
+    }
+
+    msg = UCS_PTR_BYTE_OFFSET(uct_pvrdma_ud_rx_buf(iface, index),
+                              UCT_PVRDMA_UD_GRH_LEN);
+    if ((wc->byte_len < UCT_PVRDMA_UD_RX_SIZE) ||
+        (msg->version != UCT_PVRDMA_CONN_VERSION) ||
+        (pvrdma_common_addr_unpack(msg->addr, sizeof(msg->addr), &peer) != 0)) {
+        ucs_diag("pvrdma: ignoring a malformed connection message");
+        goto out;
+    }
+
+    switch (msg->type) {
+    case UCT_PVRDMA_CONN_REQ:
+        uct_pvrdma_conn_handle_req(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_REP:
+        uct_pvrdma_conn_handle_rep(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_REJ:
+        uct_pvrdma_conn_handle_rej(iface, msg);
+        break;
+    case UCT_PVRDMA_CONN_DISC:
+        uct_pvrdma_conn_handle_disc(iface, msg, &peer);
+        break;
+    default:
+        ucs_diag("pvrdma: ignoring connection message of type %d", msg->type);
+        break;
+    }
+
+out:
+    uct_pvrdma_ud_post_recv(iface, index);
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Setup                                                                  */
+/* ----------------------------------------------------------------------- */
+
+static ucs_status_t uct_pvrdma_ud_qp_connect(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_qp_attr attr;
+    int ret;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state   = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num   = iface->port_num;
+    attr.qkey       = UCT_PVRDMA_UD_QKEY;
+    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                        IBV_QP_PORT | IBV_QP_QKEY);
+    if (ret != 0) {
+        goto err;
+    }
+
+    attr.qp_state = IBV_QPS_RTR;
+    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE);
+    if (ret != 0) {
+        goto err;
+    }
+
+    attr.qp_state = IBV_QPS_RTS;
+    attr.sq_psn   = 0;
+    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    if (ret != 0) {
+        goto err;
+    }
+    return UCS_OK;
+
+err:
+    ucs_error("pvrdma: %s:%d: UD qp 0x%x: modify to state %d failed: %s",
+              iface->md->dev_name, iface->port_num, iface->ud.qp->qp_num,
+              attr.qp_state, strerror(ret));
+    return UCS_ERR_IO_ERROR;
+}
+
+
+ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_qp_init_attr init_attr;
+    ucs_status_t status;
+    size_t size;
+    unsigned i;
+
+    ucs_list_head_init(&iface->ud.ahs);
+    iface->ud.tx_busy = 0;
+    iface->ud.rx_len  = ucs_min(iface->ud.rx_len,
+                                iface->md->dev_attr.max_qp_wr);
+
+    if (iface->cq_budget < iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN +
+                           iface->config.tx_queue_len) {
+        ucs_error("pvrdma: UCX_PVRDMA_CQ_LEN is too small");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    size = iface->ud.rx_len * UCT_PVRDMA_UD_RX_SIZE +
+           UCT_PVRDMA_UD_TX_LEN * sizeof(uct_pvrdma_conn_msg_t);
+    iface->ud.buf = ucs_calloc(1, size, "pvrdma ud buffers");
+    if (iface->ud.buf == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    iface->ud.mr = ibv_reg_mr(iface->md->pd, iface->ud.buf, size,
+                              IBV_ACCESS_LOCAL_WRITE);
+    if (iface->ud.mr == NULL) {
+        ucs_error("pvrdma: ibv_reg_mr(UD buffers) failed: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_free;
+    }
+
+    memset(&init_attr, 0, sizeof(init_attr));
+    init_attr.send_cq          = iface->cq;
+    init_attr.recv_cq          = iface->cq;
+    init_attr.qp_type          = IBV_QPT_UD;
+    init_attr.cap.max_send_wr  = UCT_PVRDMA_UD_TX_LEN;
+    init_attr.cap.max_recv_wr  = iface->ud.rx_len;
+    init_attr.cap.max_send_sge = 1;
+    init_attr.cap.max_recv_sge = 1;
+
+    iface->ud.qp = ibv_create_qp(iface->md->pd, &init_attr);
+    if (iface->ud.qp == NULL) {
+        ucs_error("pvrdma: %s:%d: ibv_create_qp(UD) failed: %m",
+                  iface->md->dev_name, iface->port_num);
+        status = UCS_ERR_IO_ERROR;
+        goto err_dereg;
+    }
+
+    status = uct_pvrdma_ud_qp_connect(iface);
+    if (status != UCS_OK) {
+        goto err_qp;
+    }
+
+    for (i = 0; i < iface->ud.rx_len; ++i) {
+        uct_pvrdma_ud_post_recv(iface, i);
+    }
+
+    iface->cq_budget -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
+    return UCS_OK;
+
+err_qp:
+    ibv_destroy_qp(iface->ud.qp);
+err_dereg:
+    ibv_dereg_mr(iface->ud.mr);
+err_free:
+    ucs_free(iface->ud.buf);
+    return status;
+}
+
+
+void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface)
+{
+    uct_pvrdma_ah_t *entry, *tmp;
+
+    ibv_destroy_qp(iface->ud.qp);
+    ucs_list_for_each_safe(entry, tmp, &iface->ud.ahs, list) {
+        ibv_destroy_ah(entry->ah);
+        ucs_free(entry);
+    }
+    ibv_dereg_mr(iface->ud.mr);
+    ucs_free(iface->ud.buf);
+}

@@ -1,0 +1,767 @@
+/**
+ * @file pvrdma_ep.c
+ * @brief Endpoint of the UCT "pvrdma" transport: creation (which starts the
+ *        connection exchange), active messages, RMA, flush, fence, pending
+ *        queue and failure handling.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+#include <uct/base/uct_iov.inl>
+
+
+/* ----------------------------------------------------------------------- */
+/*  Completion and failure                                                 */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_ep_release_descs(uct_pvrdma_ep_t *ep, uint64_t sn,
+                                        ucs_status_t status)
+{
+    uct_pvrdma_tx_desc_t *desc;
+
+    while (!ucs_queue_is_empty(&ep->outstanding)) {
+        desc = ucs_queue_head_elem_non_empty(&ep->outstanding,
+                                             uct_pvrdma_tx_desc_t, queue);
+        if (desc->sn > sn) {
+            break;
+        }
+
+        ucs_queue_pull_non_empty(&ep->outstanding);
+        if ((desc->unpack_cb != NULL) && (status == UCS_OK)) {
+            desc->unpack_cb(desc->unpack_arg, desc + 1, desc->length);
+        }
+        if (desc->comp != NULL) {
+            uct_invoke_completion(desc->comp, status);
+        }
+        ucs_mpool_put_inline(desc);
+    }
+}
+
+
+static void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    if (!ep->in_pending_list && !ucs_queue_is_empty(&ep->pending)) {
+        ucs_list_add_tail(&iface->pending_eps, &ep->pending_link);
+        ep->in_pending_list = 1;
+    }
+}
+
+
+void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn)
+{
+    ucs_assert(sn > ep->txq.acked_sn);
+    ep->txq.avail   += sn - ep->txq.acked_sn;
+    ep->txq.acked_sn = sn;
+    uct_pvrdma_ep_schedule_pending(ep);
+    uct_pvrdma_ep_release_descs(ep, sn, UCS_OK);
+}
+
+
+void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    ucs_status_t err_status;
+
+    if (ep->state == UCT_PVRDMA_EP_FAILED) {
+        return;
+    }
+
+    if (ep->state == UCT_PVRDMA_EP_CONNECTING) {
+        --iface->num_connecting;
+    }
+
+    ep->state  = UCT_PVRDMA_EP_FAILED;
+    ep->status = status;
+    uct_pvrdma_ep_release_descs(ep, UINT64_MAX, status);
+
+    /* The user's handler may destroy the ep: nothing may touch it after */
+    err_status = uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                         status);
+    if (err_status != UCS_OK) {
+        ucs_log(uct_base_iface_failure_log_level(&iface->super, err_status,
+                                                 status),
+                "pvrdma: %s:%d: endpoint %p to peer failed: %s",
+                iface->md->dev_name, iface->port_num, ep,
+                ucs_status_string(status));
+    }
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Pending queue                                                          */
+/* ----------------------------------------------------------------------- */
+
+int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) ||
+        !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+        return 0;
+    }
+
+    if (ep->credits.send <= ep->credits.reserved) {
+        uct_pvrdma_ep_refresh_credits(ep);
+    }
+    return ep->credits.send > ep->credits.reserved;
+}
+
+
+ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                       unsigned flags UCS_V_UNUSED)
+{
+    uct_pvrdma_ep_t *ep = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+
+    if (ucs_queue_is_empty(&ep->pending) && uct_pvrdma_ep_has_resources(ep)) {
+        return UCS_ERR_BUSY;
+    }
+
+    uct_pending_req_queue_push(&ep->pending, req);
+    UCT_TL_EP_STAT_PEND(&ep->super);
+    /* Connected eps are woken by completions/credits; others by connect */
+    uct_pvrdma_ep_schedule_pending(ep);
+    return UCS_OK;
+}
+
+
+void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
+                                 uct_pending_purge_callback_t cb, void *arg)
+{
+    uct_pvrdma_ep_t *ep = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pending_req_priv_queue_t *priv;
+
+    uct_pending_queue_purge(priv, &ep->pending, 1, cb, arg);
+}
+
+
+void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep)
+{
+    uct_pending_req_priv_queue_t *priv;
+
+    uct_pending_queue_dispatch(priv, &ep->pending,
+                               uct_pvrdma_ep_has_resources(ep));
+}
+
+
+void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface)
+{
+    uct_pvrdma_ep_t *ep, *tmp;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->pending_eps, pending_link) {
+        if (!uct_pvrdma_ep_has_resources(ep)) {
+            continue;
+        }
+
+        /* unlink first: a request may re-add the ep, or destroy it */
+        ucs_list_del(&ep->pending_link);
+        ep->in_pending_list = 0;
+        uct_pvrdma_ep_dispatch_pending(ep);
+        uct_pvrdma_ep_schedule_pending(ep);
+    }
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Active messages                                                        */
+/* ----------------------------------------------------------------------- */
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                         uct_pvrdma_tx_desc_t **desc_p)
+{
+    uct_pvrdma_tx_desc_t *desc;
+    ucs_status_t status;
+
+    status = uct_pvrdma_ep_check_tx(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    if (ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
+        pvrdma_common_credits_untake(&ep->credits);
+        return UCS_ERR_NO_RESOURCE;
+    });
+
+    uct_pvrdma_tx_desc_reset(desc);
+    *desc_p = desc;
+    return UCS_OK;
+}
+
+
+/* Post SEND_WITH_IMM (immediate = AM id) with the given SGEs. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                      uint8_t id, struct ibv_sge *sge, int num_sge,
+                      uct_pvrdma_tx_desc_t *desc, int signal)
+{
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+
+    wr.sg_list    = sge;
+    wr.num_sge    = num_sge;
+    wr.opcode     = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data   = htonl(id);
+    wr.send_flags = 0;
+
+    status = uct_pvrdma_ep_post(iface, ep, &wr, signal);
+    if (ucs_unlikely(status != UCS_OK)) {
+        pvrdma_common_credits_untake(&ep->credits);
+        ucs_mpool_put_inline(desc);
+        return status;
+    }
+
+    uct_pvrdma_ep_track_desc(ep, desc);
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
+                                    const void *payload, unsigned length)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(sizeof(hdr) + length, 0, iface->config.seg_size,
+                     "am_short");
+
+    status = uct_pvrdma_ep_am_prepare(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    /* no inline data on PVRDMA: copy into a registered buffer */
+    uct_am_short_fill_data(desc + 1, hdr, payload, length);
+    sge.addr   = (uintptr_t)(desc + 1);
+    sge.length = sizeof(hdr) + length;
+    sge.lkey   = desc->lkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
+    return uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0);
+}
+
+
+ssize_t uct_pvrdma_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                               uct_pack_callback_t pack_cb, void *arg,
+                               unsigned flags UCS_V_UNUSED)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_sge sge;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+
+    status = uct_pvrdma_ep_am_prepare(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    length = pack_cb(desc + 1, arg);
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "am_bcopy");
+    sge.addr   = (uintptr_t)(desc + 1);
+    sge.length = length;
+    sge.lkey   = desc->lkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    status = uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0);
+    return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+
+/* Fill SGEs from an iov; zero-length entries are skipped. */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt,
+                      size_t *total_p)
+{
+    size_t i, total = 0;
+    int num_sge     = 0;
+
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length == 0) {
+            continue;
+        }
+        sge[num_sge].addr   = (uintptr_t)iov[i].buffer;
+        sge[num_sge].length = iov[i].length;
+        sge[num_sge].lkey   = (iov[i].memh == UCT_MEM_HANDLE_NULL) ? 0 :
+                              uct_pvrdma_memh_lkey(iov[i].memh);
+        total              += iov[i].length;
+        ++num_sge;
+    }
+
+    *total_p = total;
+    return num_sge;
+}
+
+
+ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                    const void *header, unsigned header_length,
+                                    const uct_iov_t *iov, size_t iovcnt,
+                                    unsigned flags UCS_V_UNUSED,
+                                    uct_completion_t *comp)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    struct ibv_sge sge[iface->config.tx_max_sge];
+    uct_pvrdma_tx_desc_t *desc;
+    ucs_status_t status;
+    size_t length;
+    int num_sge;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.tx_max_sge - 1,
+                       "am_zcopy");
+    UCT_CHECK_LENGTH(header_length, 0, ucs_min(iface->config.seg_size, 128),
+                     "am_zcopy header");
+    UCT_CHECK_LENGTH(header_length + uct_iov_total_length(iov, iovcnt), 0,
+                     iface->config.seg_size, "am_zcopy");
+
+    status = uct_pvrdma_ep_am_prepare(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    memcpy(desc + 1, header, header_length);
+    sge[0].addr   = (uintptr_t)(desc + 1);
+    sge[0].length = header_length;
+    sge[0].lkey   = desc->lkey;
+    num_sge       = 1 + uct_pvrdma_iov_to_sge(&sge[1], iov, iovcnt, &length);
+    desc->comp    = comp;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
+    status = uct_pvrdma_ep_am_post(iface, ep, id, sge, num_sge, desc,
+                                   comp != NULL);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  RMA                                                                    */
+/* ----------------------------------------------------------------------- */
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_rdma_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                        enum ibv_wr_opcode opcode, struct ibv_sge *sge,
+                        int num_sge, uint64_t remote_addr, uct_rkey_t rkey,
+                        uct_pvrdma_tx_desc_t *desc, int signal)
+{
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+
+    wr.sg_list             = sge;
+    wr.num_sge             = num_sge;
+    wr.opcode              = opcode;
+    wr.send_flags          = 0;
+    wr.wr.rdma.remote_addr = remote_addr;
+    wr.wr.rdma.rkey        = (uint32_t)rkey;
+
+    status = uct_pvrdma_ep_post(iface, ep, &wr, signal);
+    if (ucs_unlikely(status != UCS_OK)) {
+        if (desc != NULL) {
+            ucs_mpool_put_inline(desc);
+        }
+        return status;
+    }
+
+    if (desc != NULL) {
+        uct_pvrdma_ep_track_desc(ep, desc);
+    }
+    return UCS_OK;
+}
+
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_get_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                       uct_pvrdma_tx_desc_t **desc_p)
+{
+    uct_pvrdma_tx_desc_t *desc;
+    ucs_status_t status;
+
+    status = uct_pvrdma_ep_check_tx(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc,
+                             return UCS_ERR_NO_RESOURCE);
+    uct_pvrdma_tx_desc_reset(desc);
+    *desc_p = desc;
+    return UCS_OK;
+}
+
+
+ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                     unsigned length, uint64_t remote_addr,
+                                     uct_rkey_t rkey)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "put_short");
+
+    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    memcpy(desc + 1, buffer, length);
+    sge.addr   = (uintptr_t)(desc + 1);
+    sge.length = length;
+    sge.lkey   = desc->lkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
+    return uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_WRITE, &sge, 1,
+                                   remote_addr, rkey, desc, 0);
+}
+
+
+ssize_t uct_pvrdma_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                void *arg, uint64_t remote_addr,
+                                uct_rkey_t rkey)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_sge sge;
+    ucs_status_t status;
+    size_t length;
+
+    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    length = pack_cb(desc + 1, arg);
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "put_bcopy");
+    sge.addr   = (uintptr_t)(desc + 1);
+    sge.length = length;
+    sge.lkey   = desc->lkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
+    status = uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_WRITE, &sge, 1,
+                                     remote_addr, rkey, desc, 0);
+    return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+
+/* Zero-copy RDMA: a descriptor is needed only to carry the completion. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_rdma_zcopy(uct_ep_h tl_ep, enum ibv_wr_opcode opcode,
+                         const uct_iov_t *iov, size_t iovcnt,
+                         uint64_t remote_addr, uct_rkey_t rkey,
+                         uct_completion_t *comp, size_t max_length,
+                         const char *name)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    struct ibv_sge sge[iface->config.tx_max_sge];
+    uct_pvrdma_tx_desc_t *desc = NULL;
+    ucs_status_t status;
+    size_t length;
+    int num_sge;
+
+    UCT_CHECK_IOV_SIZE(iovcnt, (size_t)iface->config.tx_max_sge, name);
+    UCT_CHECK_LENGTH(uct_iov_total_length(iov, iovcnt), 0, max_length, name);
+
+    if (comp != NULL) {
+        status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+        desc->comp = comp;
+    } else {
+        status = uct_pvrdma_ep_check_tx(iface, ep);
+        if (ucs_unlikely(status != UCS_OK)) {
+            return status;
+        }
+    }
+
+    num_sge = uct_pvrdma_iov_to_sge(sge, iov, iovcnt, &length);
+    status  = uct_pvrdma_ep_rdma_post(iface, ep, opcode, sge, num_sge,
+                                      remote_addr, rkey, desc, comp != NULL);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+
+ucs_status_t uct_pvrdma_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    ucs_status_t status;
+
+    status = uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_WRITE, iov, iovcnt,
+                                      remote_addr, rkey, comp,
+                                      iface->config.max_put_zcopy,
+                                      "put_zcopy");
+    UCT_TL_EP_STAT_OP_IF_SUCCESS(status,
+                                 &ucs_derived_of(tl_ep, uct_pvrdma_ep_t)->super,
+                                 PUT, ZCOPY, uct_iov_total_length(iov, iovcnt));
+    return status;
+}
+
+
+ucs_status_t uct_pvrdma_ep_get_bcopy(uct_ep_h tl_ep,
+                                     uct_unpack_callback_t unpack_cb,
+                                     void *arg, size_t length,
+                                     uint64_t remote_addr, uct_rkey_t rkey,
+                                     uct_completion_t *comp)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    if (!iface->profile.rdma_read_ok) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
+
+    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    desc->unpack_cb  = unpack_cb;
+    desc->unpack_arg = arg;
+    desc->length     = length;
+    desc->comp       = comp;
+    sge.addr         = (uintptr_t)(desc + 1);
+    sge.length       = length;
+    sge.lkey         = desc->lkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
+    status = uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_READ, &sge, 1,
+                                     remote_addr, rkey, desc, 1);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+
+ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                     size_t iovcnt, uint64_t remote_addr,
+                                     uct_rkey_t rkey, uct_completion_t *comp)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    ucs_status_t status;
+
+    if (!iface->profile.rdma_read_ok) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    status = uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_READ, iov, iovcnt,
+                                      remote_addr, rkey, comp,
+                                      iface->config.max_get_zcopy,
+                                      "get_zcopy");
+    UCT_TL_EP_STAT_OP_IF_SUCCESS(status,
+                                 &ucs_derived_of(tl_ep, uct_pvrdma_ep_t)->super,
+                                 GET, ZCOPY, uct_iov_total_length(iov, iovcnt));
+    return status;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Flush and fence                                                        */
+/* ----------------------------------------------------------------------- */
+
+ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
+                                 uct_completion_t *comp)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+
+    if (ep->state == UCT_PVRDMA_EP_FAILED) {
+        return ep->status;
+    }
+
+    if (ep->txq.posted_sn == ep->txq.acked_sn) {
+        UCT_TL_EP_STAT_FLUSH(&ep->super);
+        return UCS_OK;
+    }
+
+    if (!uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    /* The last WR was not signalled: its completion would never be seen.
+     * Post a signalled zero-length RDMA WRITE to the peer's scratch word;
+     * it retires every earlier WR of the QP. */
+    if (ep->txq.unsignaled > 0) {
+        wr.sg_list             = NULL;
+        wr.num_sge             = 0;
+        wr.opcode              = IBV_WR_RDMA_WRITE;
+        wr.send_flags          = 0;
+        wr.wr.rdma.remote_addr = ep->flush_addr;
+        wr.wr.rdma.rkey        = ep->flush_rkey;
+        status = uct_pvrdma_txq_post(iface, &ep->txq, &wr, 1);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    if (comp != NULL) {
+        UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc,
+                                 return UCS_ERR_NO_RESOURCE);
+        uct_pvrdma_tx_desc_reset(desc);
+        desc->comp = comp;
+        uct_pvrdma_ep_track_desc(ep, desc);
+    }
+
+    UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);
+    return UCS_INPROGRESS;
+}
+
+
+ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED)
+{
+    uct_pvrdma_ep_t *ep = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+
+    /* RC executes WRITEs and SENDs in order; only READs can be overtaken,
+     * and IBV_SEND_FENCE on the next WR waits for them. */
+    ep->fence = 1;
+    UCT_TL_EP_STAT_FENCE(&ep->super);
+    return UCS_OK;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Class                                                                  */
+/* ----------------------------------------------------------------------- */
+
+static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(params->iface,
+                                               uct_pvrdma_iface_t);
+    struct pvrdma_common_addr_info remote;
+    ucs_status_t status;
+    char err[128];
+
+    UCT_EP_PARAMS_CHECK_DEV_IFACE_ADDRS(params);
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_ep_t, &iface->super);
+
+    if ((uct_pvrdma_dev_addr_unpack(params->dev_addr, &remote) != 0) ||
+        (pvrdma_common_addr_check_compat(&iface->dev_info, &remote, err,
+                                         sizeof(err)) != 0)) {
+        ucs_error("pvrdma: invalid or incompatible peer device address");
+        return UCS_ERR_INVALID_ADDR;
+    }
+
+    self->peer_gid    = remote.gid;
+    self->peer_lid    = remote.lid;
+    self->peer_ud_qpn = uct_pvrdma_iface_addr_qpn(params->iface_addr);
+    self->state       = UCT_PVRDMA_EP_CONNECTING;
+    self->status      = UCS_OK;
+    self->fence       = 0;
+    self->ah          = NULL;
+    self->conn_id     = iface->iface_uuid + (++iface->conn_seq);
+    self->psn         = ucs_generate_uuid((uintptr_t)self) & 0xffffff;
+    self->credits_seen    = 0;
+    self->in_pending_list = 0;
+    ucs_queue_head_init(&self->outstanding);
+    ucs_queue_head_init(&self->pending);
+    memset(&self->credits, 0, sizeof(self->credits));
+
+    status = uct_pvrdma_iface_create_rc_qp(iface, 0, &self->txq.qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    self->txq.kind       = UCT_PVRDMA_QP_EP;
+    self->txq.avail      = iface->config.tx_queue_len;
+    self->txq.unsignaled = 0;
+    self->txq.signaled   = 0;
+    self->txq.posted_sn  = 0;
+    self->txq.acked_sn   = 0;
+
+    status = uct_pvrdma_slot_get(iface, &self->slot_chunk, &self->slot_index);
+    if (status != UCS_OK) {
+        goto err_qp;
+    }
+
+    uct_pvrdma_iface_qp_add(iface, &self->txq);
+    ucs_list_add_tail(&iface->eps, &self->list);
+
+    status = uct_pvrdma_conn_start(self);
+    if (status != UCS_OK) {
+        goto err_list;
+    }
+
+    return UCS_OK;
+
+err_list:
+    ucs_list_del(&self->list);
+    uct_pvrdma_iface_qp_remove(iface, &self->txq);
+    uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
+err_qp:
+    ibv_destroy_qp(self->txq.qp);
+    return status;
+}
+
+
+static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(self->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    int ret;
+
+    if (self->state == UCT_PVRDMA_EP_CONNECTING) {
+        --iface->num_connecting;
+    }
+    if (self->state != UCT_PVRDMA_EP_FAILED) {
+        /* let the peer free its passive channel, which exists if it got a
+         * request (best effort: the peer frees it at close otherwise) */
+        uct_pvrdma_conn_send_disconnect(self);
+    }
+
+    if (self->in_pending_list) {
+        ucs_list_del(&self->pending_link);
+    }
+    ucs_list_del(&self->list);
+    uct_pvrdma_iface_qp_remove(iface, &self->txq);
+
+    /* outstanding work is cancelled, as UCT requires on destroy */
+    uct_pvrdma_ep_release_descs(self, UINT64_MAX, UCS_ERR_CANCELED);
+
+    ret = ibv_destroy_qp(self->txq.qp);
+    if (ret != 0) {
+        ucs_warn("pvrdma: ibv_destroy_qp(0x%x) failed: %s",
+                 self->txq.qp->qp_num, strerror(ret));
+    }
+    uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
+}
+
+
+UCS_CLASS_DEFINE(uct_pvrdma_ep_t, uct_base_ep_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);

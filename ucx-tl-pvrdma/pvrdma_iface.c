@@ -1,0 +1,1155 @@
+/**
+ * @file pvrdma_iface.c
+ * @brief Interface of the UCT "pvrdma" transport: configuration, resources
+ *        (CQ, buffer pools, UD connection QP), completion progress, query and
+ *        the transport registration.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+#include <ucs/sys/string.h>
+#include <ucs/arch/cpu.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+
+
+static const char *uct_pvrdma_ternary_names[] = {
+    [UCS_NO]  = "no",
+    [UCS_YES] = "yes",
+    [UCS_TRY] = "try",
+    [UCS_TRY + 1] = NULL
+};
+
+
+static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
+    {"", "ALLOC=huge,thp,mmap,heap", NULL,
+     ucs_offsetof(uct_pvrdma_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
+
+    {"SEG_SIZE", "8k",
+     "Size of send and receive buffers: the largest active message (short,\n"
+     "bcopy and zcopy including the header) and the largest bcopy RMA.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, seg_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"TX_QUEUE_LEN", "256",
+     "Send work requests per QP (clamped to the device's max_qp_wr).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, tx_queue_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RX_QUEUE_LEN", "64",
+     "Receive buffers posted for every connected peer endpoint; also the\n"
+     "number of send credits a peer starts with (clamped to max_qp_wr).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, rx_queue_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RX_BATCH", "16",
+     "Receives are reposted, and credits returned, in batches of this many\n"
+     "(one doorbell per batch). At most half of RX_QUEUE_LEN is used.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, rx_batch), UCS_CONFIG_TYPE_UINT},
+
+    {"TX_MODERATION", "16",
+     "Request a send completion only every this many sends (selective\n"
+     "signalling); at most half of TX_QUEUE_LEN is used.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, tx_moderation),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"TX_MAX_SGE", "0",
+     "Scatter/gather entries per send; 0 takes min(4, device max_sge).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, tx_max_sge),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"CQ_LEN", "8192",
+     "Completion queue entries of the interface (clamped to max_cqe). Every\n"
+     "connection from a peer reserves RX_QUEUE_LEN of them.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, cq_len), UCS_CONFIG_TYPE_UINT},
+
+    {"POLL_BATCH", "16",
+     "Completions fetched by one ibv_poll_cq call.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, poll_batch),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"CQ_IDLE_POLLS", "-1",
+     "After this many consecutive empty CQ polls with no send outstanding,\n"
+     "arm the CQ and wait for its completion event instead of polling (an\n"
+     "empty poll is a doorbell, i.e. a VM exit, on PVRDMA). 0 never arms;\n"
+     "-1 means 64 on PVRDMA and 0 on other devices.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, cq_idle_polls),
+     UCS_CONFIG_TYPE_INT},
+
+    {"RDMA_READ", "try",
+     "Use RDMA READ for GET operations: yes, no, or try (when the device\n"
+     "supports it; PVRDMA often reports max_qp_rd_atom 0 and then GET is not\n"
+     "offered, so UCP uses PUT-based protocols).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, rdma_read),
+     UCS_CONFIG_TYPE_ENUM(uct_pvrdma_ternary_names)},
+
+    {"MAX_RD_ATOMIC", "4",
+     "Outstanding RDMA READs per QP (clamped to the device's limits).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, max_rd_atomic),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"GID_INDEX", "-1",
+     "GID table index to use; -1 chooses automatically (RoCE v2 IPv4-mapped\n"
+     "first, then RoCE v2, then RoCE v1).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, gid_index), UCS_CONFIG_TYPE_INT},
+
+    {"PATH_MTU", "0",
+     "Path MTU in bytes (256, 512, 1024, 2048 or 4096); 0 uses the port's\n"
+     "active MTU.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, path_mtu),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"TIMEOUT", "14",
+     "Local ACK timeout exponent of RC QPs (4.096us * 2^value, 14 = 67 ms):\n"
+     "how long a lost packet stalls a QP before it is retransmitted.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, timeout), UCS_CONFIG_TYPE_UINT},
+
+    {"RETRY_COUNT", "7",
+     "Transport retries of RC QPs before a peer is declared unreachable.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, retry_count),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"RNR_RETRY", "7",
+     "Receiver-not-ready retries (7 means infinite).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, rnr_retry),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"CONN_TIMEOUT", "30s",
+     "Give up connecting to a peer interface after this time; the endpoint\n"
+     "then fails through UCT error handling.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, conn_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"CONN_RETRY", "1s",
+     "Resend an unanswered connection request after this time.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"MAX_GET_ZCOPY", "256k",
+     "Largest single RDMA READ; UCP splits larger GETs into several. Large\n"
+     "READs answered in one burst lose packets on slow or emulated links and\n"
+     "then stall in retransmission. \"inf\" uses the device limit.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, max_get_zcopy),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"MAX_PUT_ZCOPY", "inf",
+     "Largest single RDMA WRITE (\"inf\": the device and registration limit).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, max_put_zcopy),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"UD_RX_QUEUE_LEN", "64",
+     "Receive buffers of the UD QP that carries connection requests.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, ud_rx_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
+                                  ucs_offsetof(uct_pvrdma_iface_config_t,
+                                               tx_mp), ""),
+
+    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 128, "receive",
+                                  ucs_offsetof(uct_pvrdma_iface_config_t,
+                                               rx_mp), ""),
+
+    {NULL}
+};
+
+
+/* ----------------------------------------------------------------------- */
+/*  QP lookup                                                              */
+/* ----------------------------------------------------------------------- */
+
+void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
+{
+    ucs_list_add_tail(&iface->qp_hash[txq->qp->qp_num %
+                                      UCT_PVRDMA_QP_HASH_SIZE],
+                      &txq->hash_link);
+}
+
+
+void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
+                                uct_pvrdma_txq_t *txq)
+{
+    ucs_list_del(&txq->hash_link);
+    /* Completions of this QP still in the CQ will not be found any more:
+     * give back what they had reserved. */
+    iface->tx_signaled -= txq->signaled;
+    txq->signaled       = 0;
+}
+
+
+static UCS_F_ALWAYS_INLINE uct_pvrdma_txq_t *
+uct_pvrdma_iface_qp_find(uct_pvrdma_iface_t *iface, uint32_t qp_num)
+{
+    uct_pvrdma_txq_t *txq;
+
+    ucs_list_for_each(txq, &iface->qp_hash[qp_num % UCT_PVRDMA_QP_HASH_SIZE],
+                      hash_link) {
+        if (txq->qp->qp_num == qp_num) {
+            return txq;
+        }
+    }
+    return NULL;
+}
+
+
+ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status)
+{
+    switch (wc_status) {
+    case IBV_WC_SUCCESS:
+        return UCS_OK;
+    case IBV_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UCS_ERR_CONNECTION_RESET;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+
+ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
+                                           unsigned max_recv_wr,
+                                           struct ibv_qp **qp_p)
+{
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp *qp;
+    int ret;
+
+    memset(&init_attr, 0, sizeof(init_attr));
+    init_attr.send_cq          = iface->cq;
+    init_attr.recv_cq          = iface->cq;
+    init_attr.qp_type          = IBV_QPT_RC;
+    init_attr.sq_sig_all       = 0;
+    init_attr.cap.max_send_wr  = iface->config.tx_queue_len;
+    init_attr.cap.max_recv_wr  = ucs_max(max_recv_wr, 1u);
+    init_attr.cap.max_send_sge = iface->config.tx_max_sge;
+    init_attr.cap.max_recv_sge = 1;
+    /* PVRDMA has no inline data: never ask for it */
+    init_attr.cap.max_inline_data = iface->profile.max_inline;
+
+    qp = ibv_create_qp(iface->md->pd, &init_attr);
+    if (qp == NULL) {
+        ucs_error("pvrdma: %s:%d: ibv_create_qp(RC, send_wr %u recv_wr %u "
+                  "sge %u) failed: %m", iface->md->dev_name, iface->port_num,
+                  init_attr.cap.max_send_wr, init_attr.cap.max_recv_wr,
+                  init_attr.cap.max_send_sge);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    ret = pvrdma_common_qp_to_init(qp, &iface->qp_params);
+    if (ret != 0) {
+        ucs_error("pvrdma: qp 0x%x: modify to INIT failed: %s", qp->qp_num,
+                  strerror(ret));
+        ibv_destroy_qp(qp);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    *qp_p = qp;
+    return UCS_OK;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Progress                                                               */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
+                                            uct_pvrdma_txq_t *txq,
+                                            struct ibv_wc *wc)
+{
+    uct_pvrdma_ep_t *ep;
+    ucs_status_t status;
+
+    if (txq->signaled > 0) {
+        --txq->signaled;
+        --iface->tx_signaled;
+    }
+
+    if (txq->kind == UCT_PVRDMA_QP_CHAN) {
+        uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
+                                                   txq), wc);
+        return;
+    }
+
+    ep = ucs_container_of(txq, uct_pvrdma_ep_t, txq);
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_pvrdma_ep_send_completion(ep, wc->wr_id);
+        return;
+    }
+
+    status = uct_pvrdma_wc_to_status(wc->status);
+    if (ep->state != UCT_PVRDMA_EP_FAILED) {
+        ucs_log((status == UCS_ERR_CANCELED) ? UCS_LOG_LEVEL_DEBUG :
+                iface->super.config.failure_level,
+                "pvrdma: %s:%d: send completion error on qp 0x%x: %s "
+                "(vendor_err 0x%x)", iface->md->dev_name, iface->port_num,
+                wc->qp_num, ibv_wc_status_str(wc->status), wc->vendor_err);
+        uct_pvrdma_ep_set_failed(ep, (status == UCS_ERR_CANCELED) ?
+                                 UCS_ERR_CONNECTION_RESET : status);
+    }
+}
+
+
+static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_wc wcs[iface->config.poll_batch];
+    uct_pvrdma_txq_t *txq;
+    uct_pvrdma_rx_desc_t *desc;
+    int i, n;
+
+    n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
+    if (ucs_unlikely(n < 0)) {
+        ucs_error("pvrdma: %s:%d: ibv_poll_cq failed: %d",
+                  iface->md->dev_name, iface->port_num, n);
+        return 0;
+    }
+
+    for (i = 0; i < n; ++i) {
+        if (wcs[i].qp_num == iface->ud.qp->qp_num) {
+            uct_pvrdma_ud_handle_wc(iface, &wcs[i]);
+            continue;
+        }
+
+        txq = uct_pvrdma_iface_qp_find(iface, wcs[i].qp_num);
+        if (wcs[i].opcode & IBV_WC_RECV) {
+            desc = (uct_pvrdma_rx_desc_t*)wcs[i].wr_id;
+            if ((txq == NULL) || (txq->kind != UCT_PVRDMA_QP_CHAN)) {
+                /* channel already destroyed: only recycle the buffer */
+                ucs_mpool_put_inline(desc);
+                continue;
+            }
+            uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
+                                                       txq), &wcs[i]);
+        } else if (txq != NULL) {
+            uct_pvrdma_iface_handle_send_wc(iface, txq, &wcs[i]);
+        }
+    }
+
+    return n;
+}
+
+
+/* Arm the CQ so that the completion channel reports the next CQE. */
+static void uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
+{
+    int ret = ibv_req_notify_cq(iface->cq, 0);
+
+    if (ret != 0) {
+        ucs_diag("pvrdma: ibv_req_notify_cq failed: %s, keep polling",
+                 strerror(ret));
+        return;
+    }
+    iface->cq_armed = 1;
+}
+
+
+/* Non-blocking check of the completion channel; consumes the event. */
+static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_cq *ev_cq;
+    void *ev_ctx;
+
+    if (ibv_get_cq_event(iface->comp_channel, &ev_cq, &ev_ctx) != 0) {
+        return 0; /* EAGAIN: nothing happened */
+    }
+    ibv_ack_cq_events(ev_cq, 1);
+    return 1;
+}
+
+
+void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
+{
+    iface->empty_polls = 0;
+}
+
+
+static unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    unsigned count            = 0;
+
+    /* While armed and nothing is in flight from us, only look at the event
+     * channel: this costs a system call but no doorbell. */
+    if (iface->cq_armed && (iface->tx_signaled == 0) &&
+        !uct_pvrdma_iface_cq_event(iface)) {
+        goto out;
+    }
+
+    iface->cq_armed = 0;
+    count = uct_pvrdma_iface_poll_cq(iface);
+    if (count > 0) {
+        iface->empty_polls = 0;
+    } else if ((iface->config.idle_polls > 0) && (iface->tx_signaled == 0) &&
+               (++iface->empty_polls >= iface->config.idle_polls)) {
+        uct_pvrdma_iface_arm_cq(iface);
+        /* a completion may have arrived before arming */
+        count = uct_pvrdma_iface_poll_cq(iface);
+        if (count > 0) {
+            iface->empty_polls = 0;
+        }
+    }
+
+out:
+    if (ucs_unlikely(iface->num_connecting > 0)) {
+        uct_pvrdma_conn_progress(iface);
+    }
+    if (!ucs_list_is_empty(&iface->pending_eps)) {
+        uct_pvrdma_iface_progress_pending(iface);
+    }
+    return count;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Query and addresses                                                    */
+/* ----------------------------------------------------------------------- */
+
+typedef struct uct_pvrdma_iface_addr {
+    uint8_t  ud_qpn[4];     /* big-endian */
+} UCS_S_PACKED uct_pvrdma_iface_addr_t;
+
+
+/* Device address: what the peer needs to reach this port.  UCP (address
+ * format v1) allows at most 31 bytes, so this is a compact form of the
+ * connection address without QP number and PSN. */
+typedef struct uct_pvrdma_dev_addr {
+    uint8_t  gid[16];
+    uint8_t  lid[2];        /* big-endian */
+    uint8_t  link_layer;
+    uint8_t  gid_type;
+    uint8_t  mtu;
+    uint8_t  flags;
+    uint8_t  max_dest_rd_atomic;
+} UCS_S_PACKED uct_pvrdma_dev_addr_t;
+
+
+int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
+                               struct pvrdma_common_addr_info *info)
+{
+    const uct_pvrdma_dev_addr_t *dev_addr = (const void*)addr;
+    struct pvrdma_common_addr_info tmp;
+    struct pvrdma_common_addr wire;
+
+    /* validate through the common wire format */
+    memset(&tmp, 0, sizeof(tmp));
+    memcpy(tmp.gid.raw, dev_addr->gid, sizeof(tmp.gid.raw));
+    tmp.lid                = ((uint16_t)dev_addr->lid[0] << 8) |
+                             dev_addr->lid[1];
+    tmp.link_layer         = dev_addr->link_layer;
+    tmp.gid_type           = dev_addr->gid_type;
+    tmp.mtu                = dev_addr->mtu;
+    tmp.flags              = dev_addr->flags;
+    tmp.max_dest_rd_atomic = dev_addr->max_dest_rd_atomic;
+    if (pvrdma_common_addr_pack(&tmp, &wire) != 0) {
+        return -1;
+    }
+    return pvrdma_common_addr_unpack(&wire, sizeof(wire), info);
+}
+
+
+static ucs_status_t uct_pvrdma_iface_query(uct_iface_h tl_iface,
+                                           uct_iface_attr_t *attr)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    size_t mtu                = iface->profile.mtu_bytes;
+    double bw;
+
+    uct_base_iface_query(&iface->super, attr);
+
+    attr->iface_addr_len  = sizeof(uct_pvrdma_iface_addr_t);
+    attr->device_addr_len = sizeof(uct_pvrdma_dev_addr_t);
+    attr->ep_addr_len     = 0;
+    attr->max_conn_priv   = 0;
+
+    attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_AM_SHORT |
+                      UCT_IFACE_FLAG_AM_BCOPY |
+                      UCT_IFACE_FLAG_AM_ZCOPY |
+                      UCT_IFACE_FLAG_PUT_SHORT |
+                      UCT_IFACE_FLAG_PUT_BCOPY |
+                      UCT_IFACE_FLAG_PUT_ZCOPY |
+                      UCT_IFACE_FLAG_PENDING |
+                      UCT_IFACE_FLAG_CB_SYNC |
+                      /* failed completions and unanswered connection
+                       * requests reach the iface error handler */
+                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+    if (iface->profile.rdma_read_ok) {
+        attr->cap.flags |= UCT_IFACE_FLAG_GET_BCOPY |
+                           UCT_IFACE_FLAG_GET_ZCOPY;
+    }
+
+    /* "short" means copied into a registered buffer: PVRDMA has no inline */
+    attr->cap.am.max_short       = iface->config.seg_size;
+    attr->cap.am.max_bcopy       = iface->config.seg_size;
+    attr->cap.am.min_zcopy       = 0;
+    attr->cap.am.max_zcopy       = iface->config.seg_size;
+    attr->cap.am.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    attr->cap.am.align_mtu       = mtu;
+    attr->cap.am.max_hdr         = ucs_min(iface->config.seg_size, 128);
+    attr->cap.am.max_iov         = iface->config.tx_max_sge - 1;
+
+    attr->cap.put.max_short       = iface->config.seg_size;
+    attr->cap.put.max_bcopy       = iface->config.seg_size;
+    attr->cap.put.min_zcopy       = 0;
+    attr->cap.put.max_zcopy       = iface->config.max_put_zcopy;
+    attr->cap.put.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+    attr->cap.put.align_mtu       = mtu;
+    attr->cap.put.max_iov         = iface->config.tx_max_sge;
+
+    if (iface->profile.rdma_read_ok) {
+        attr->cap.get.max_bcopy       = iface->config.seg_size;
+        attr->cap.get.min_zcopy       = 0;
+        attr->cap.get.max_zcopy       = iface->config.max_get_zcopy;
+        attr->cap.get.opt_zcopy_align = UCS_SYS_PCI_MAX_PAYLOAD;
+        attr->cap.get.align_mtu       = mtu;
+        attr->cap.get.max_iov         = iface->config.tx_max_sge;
+    }
+
+    /* Rough model; only ratios between transports matter to UCP */
+    bw                        = (iface->port_attr.active_speed == 0) ?
+                                1000.0 * UCS_MBYTE : 3000.0 * UCS_MBYTE;
+    attr->bandwidth.dedicated = 0;
+    attr->bandwidth.shared    = bw;
+    attr->latency             = ucs_linear_func_make(2e-6, 0);
+    attr->overhead            = 100e-9;
+    attr->priority            = 0;
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_pvrdma_iface_get_device_address(uct_iface_h tl_iface,
+                                    uct_device_addr_t *addr)
+{
+    uct_pvrdma_iface_t *iface       = ucs_derived_of(tl_iface,
+                                                     uct_pvrdma_iface_t);
+    uct_pvrdma_dev_addr_t *dev_addr = (uct_pvrdma_dev_addr_t*)addr;
+
+    memcpy(dev_addr->gid, iface->dev_info.gid.raw, sizeof(dev_addr->gid));
+    dev_addr->lid[0]             = iface->dev_info.lid >> 8;
+    dev_addr->lid[1]             = iface->dev_info.lid & 0xff;
+    dev_addr->link_layer         = iface->dev_info.link_layer;
+    dev_addr->gid_type           = iface->dev_info.gid_type;
+    dev_addr->mtu                = iface->dev_info.mtu;
+    dev_addr->flags              = iface->dev_info.flags;
+    dev_addr->max_dest_rd_atomic = iface->dev_info.max_dest_rd_atomic;
+    return UCS_OK;
+}
+
+
+static ucs_status_t uct_pvrdma_iface_get_address(uct_iface_h tl_iface,
+                                                 uct_iface_addr_t *addr)
+{
+    uct_pvrdma_iface_t *iface     = ucs_derived_of(tl_iface,
+                                                   uct_pvrdma_iface_t);
+    uct_pvrdma_iface_addr_t *iaddr = (uct_pvrdma_iface_addr_t*)addr;
+    uint32_t qpn                  = htonl(iface->ud.qp->qp_num);
+
+    memcpy(iaddr->ud_qpn, &qpn, sizeof(qpn));
+    return UCS_OK;
+}
+
+
+uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr)
+{
+    const uct_pvrdma_iface_addr_t *iaddr = (const void*)addr;
+    uint32_t qpn;
+
+    memcpy(&qpn, iaddr->ud_qpn, sizeof(qpn));
+    return ntohl(qpn);
+}
+
+
+static int uct_pvrdma_iface_is_reachable(const uct_iface_h tl_iface,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_iface_addr_t *iface_addr)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    struct pvrdma_common_addr_info remote;
+    char err[128];
+
+    if ((dev_addr == NULL) || (iface_addr == NULL)) {
+        return 0;
+    }
+
+    if (uct_pvrdma_dev_addr_unpack(dev_addr, &remote) != 0) {
+        return 0;
+    }
+
+    if (pvrdma_common_addr_check_compat(&iface->dev_info, &remote, err,
+                                        sizeof(err)) != 0) {
+        ucs_debug("pvrdma: peer not reachable: %s", err);
+        return 0;
+    }
+
+    return uct_pvrdma_iface_addr_qpn(iface_addr) != 0;
+}
+
+
+static ucs_status_t uct_pvrdma_iface_flush(uct_iface_h tl_iface,
+                                           unsigned flags,
+                                           uct_completion_t *comp)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    ucs_status_t status, result = UCS_OK;
+    uct_pvrdma_ep_t *ep;
+
+    if (comp != NULL) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        status = uct_pvrdma_ep_flush(&ep->super.super, flags, NULL);
+        if (status == UCS_INPROGRESS || status == UCS_ERR_NO_RESOURCE) {
+            result = UCS_INPROGRESS;
+        }
+    }
+
+    UCT_TL_IFACE_STAT_FLUSH_WAIT(&iface->super);
+    return result;
+}
+
+
+static ucs_status_t uct_pvrdma_iface_fence(uct_iface_h tl_iface,
+                                           unsigned flags UCS_V_UNUSED)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    uct_pvrdma_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        ep->fence = 1;
+    }
+    return UCS_OK;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Buffer pools                                                           */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_tx_desc_init(uct_iface_h tl_iface UCS_V_UNUSED,
+                                    void *obj, uct_mem_h memh)
+{
+    uct_pvrdma_tx_desc_t *desc = obj;
+
+    desc->lkey = uct_pvrdma_memh_lkey(memh);
+}
+
+
+static void uct_pvrdma_rx_desc_init(uct_iface_h tl_iface UCS_V_UNUSED,
+                                    void *obj, uct_mem_h memh)
+{
+    uct_pvrdma_rx_desc_t *desc = obj;
+
+    desc->lkey = uct_pvrdma_memh_lkey(memh);
+}
+
+
+static void uct_pvrdma_iface_release_desc(uct_recv_desc_t *self, void *desc)
+{
+    uct_pvrdma_iface_t *iface = ucs_container_of(self, uct_pvrdma_iface_t,
+                                                 release_desc);
+
+    ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc,
+                                 -(ptrdiff_t)iface->rx_headroom_offset));
+}
+
+
+static ucs_status_t uct_pvrdma_iface_init_mpools(
+        uct_pvrdma_iface_t *iface, const uct_pvrdma_iface_config_t *config,
+        const uct_iface_params_t *params)
+{
+    size_t rx_headroom = UCT_IFACE_PARAM_VALUE(params, rx_headroom,
+                                               RX_HEADROOM, 0);
+    size_t align, align_offset;
+    ucs_status_t status;
+
+    /* rx layout: [rx_desc][pad][uct_recv_desc_t*][user headroom][payload] */
+    iface->rx_payload_offset  = sizeof(uct_pvrdma_rx_desc_t) +
+                                sizeof(uct_recv_desc_t*) + rx_headroom;
+    iface->rx_headroom_offset = iface->rx_payload_offset - rx_headroom;
+    iface->release_desc.cb    = uct_pvrdma_iface_release_desc;
+
+    status = uct_iface_param_am_alignment(params, iface->config.seg_size,
+                                          0, iface->rx_payload_offset,
+                                          &align, &align_offset);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_iface_mpool_init(&iface->super, &iface->rx_mp,
+                                  iface->rx_payload_offset +
+                                  iface->config.seg_size,
+                                  align_offset, align, &config->rx_mp,
+                                  iface->config.rx_queue_len,
+                                  uct_pvrdma_rx_desc_init, "pvrdma_rx_desc");
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_iface_mpool_init(&iface->super, &iface->tx_mp,
+                                  sizeof(uct_pvrdma_tx_desc_t) +
+                                  iface->config.seg_size,
+                                  sizeof(uct_pvrdma_tx_desc_t),
+                                  UCS_SYS_CACHE_LINE_SIZE, &config->tx_mp,
+                                  iface->config.tx_queue_len,
+                                  uct_pvrdma_tx_desc_init, "pvrdma_tx_desc");
+    if (status != UCS_OK) {
+        ucs_mpool_cleanup(&iface->rx_mp, 0);
+        return status;
+    }
+
+    return UCS_OK;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Device, port and profile                                               */
+/* ----------------------------------------------------------------------- */
+
+static ucs_status_t
+uct_pvrdma_iface_parse_dev_name(uct_pvrdma_iface_t *iface,
+                                const char *dev_name)
+{
+    struct pvrdma_common_port_list list;
+    char err[256];
+    int ret;
+
+    ret = pvrdma_common_port_list_parse(dev_name, &list, err, sizeof(err));
+    if ((ret != 0) || (list.count != 1) ||
+        (list.specs[0].port_num == PVRDMA_COMMON_PORT_ANY) ||
+        strcmp(list.specs[0].dev_name, iface->md->dev_name)) {
+        ucs_error("pvrdma: invalid device name '%s' for memory domain %s "
+                  "(expected '%s:<port>')%s%s", dev_name, iface->md->dev_name,
+                  iface->md->dev_name, (ret != 0) ? ": " : "",
+                  (ret != 0) ? err : "");
+        if (ret == 0) {
+            pvrdma_common_port_list_free(&list);
+        }
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    iface->port_num = list.specs[0].port_num;
+    pvrdma_common_port_list_free(&list);
+
+    if (iface->port_num > iface->md->dev_attr.phys_port_cnt) {
+        ucs_error("pvrdma: %s has no port %d", iface->md->dev_name,
+                  iface->port_num);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    ret = ibv_query_port(iface->md->ctx, iface->port_num, &iface->port_attr);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_query_port(%s) failed: %s", dev_name,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    if (iface->port_attr.state != IBV_PORT_ACTIVE) {
+        ucs_error("pvrdma: port %s is not active", dev_name);
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
+                              const uct_pvrdma_iface_config_t *config)
+{
+    struct pvrdma_common_profile_request req;
+    char err[256];
+    int ret;
+
+    if ((config->tx_queue_len < 8) || (config->rx_queue_len < 4) ||
+        (config->seg_size < 64) || (config->seg_size > UCS_MBYTE) ||
+        (config->poll_batch == 0) || (config->poll_batch > 256) ||
+        (config->timeout > 31) || (config->retry_count > 7) ||
+        (config->rnr_retry > 7) || (config->ud_rx_len < 4) ||
+        (config->cq_idle_polls < -1) || (config->conn_retry <= 0) ||
+        (config->conn_timeout <= 0)) {
+        ucs_error("pvrdma: invalid UCX_PVRDMA_* value: need TX_QUEUE_LEN>=8, "
+                  "RX_QUEUE_LEN>=4, 64<=SEG_SIZE<=1M, 1<=POLL_BATCH<=256, "
+                  "TIMEOUT<=31, RETRY_COUNT<=7, RNR_RETRY<=7, "
+                  "UD_RX_QUEUE_LEN>=4, CQ_IDLE_POLLS>=-1, CONN_* > 0");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    pvrdma_common_profile_request_init(&req);
+    req.max_send_wr   = config->tx_queue_len;
+    req.max_recv_wr   = config->rx_queue_len;
+    req.send_sge      = (config->tx_max_sge == 0) ? PVRDMA_COMMON_AUTO :
+                        (int64_t)config->tx_max_sge;
+    req.recv_sge      = 1;
+    req.max_inline    = 0;
+    req.use_srq       = 0;
+    req.cq_depth      = config->cq_len;
+    req.mtu           = (config->path_mtu == 0) ? PVRDMA_COMMON_AUTO :
+                        (int64_t)config->path_mtu;
+    req.rdma_read     = (config->rdma_read == UCS_NO)  ? 0 :
+                        (config->rdma_read == UCS_YES) ? 1 :
+                        PVRDMA_COMMON_AUTO;
+    req.max_rd_atomic = config->max_rd_atomic;
+
+    ret = pvrdma_common_profile_compute(&iface->md->dev_attr,
+                                        &iface->port_attr,
+                                        iface->md->is_pvrdma, &req,
+                                        &iface->profile);
+    if (ret != 0) {
+        ucs_error("pvrdma: %s:%d: invalid resource settings "
+                  "(UCX_PVRDMA_PATH_MTU must be 256..4096, a power of 2): %s",
+                  iface->md->dev_name, iface->port_num, strerror(ret));
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    if (pvrdma_common_profile_clamped_str(&iface->profile, err,
+                                          sizeof(err)) > 0) {
+        ucs_diag("pvrdma: %s:%d: reduced to the device limits: %s",
+                 iface->md->dev_name, iface->port_num, err);
+    }
+
+    if ((config->rdma_read == UCS_YES) && !iface->profile.rdma_read_ok) {
+        ucs_warn("pvrdma: %s:%d: UCX_PVRDMA_RDMA_READ=yes but the device "
+                 "cannot initiate RDMA READ (max_qp_rd_atom 0): GET disabled",
+                 iface->md->dev_name, iface->port_num);
+    }
+
+    if (iface->profile.send_sge < 2) {
+        ucs_error("pvrdma: %s:%d: need at least 2 send SGEs, device has %u",
+                  iface->md->dev_name, iface->port_num,
+                  iface->profile.send_sge);
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    iface->config.seg_size      = config->seg_size;
+    iface->config.tx_queue_len  = iface->profile.max_send_wr;
+    iface->config.rx_queue_len  = iface->profile.max_recv_wr;
+    iface->config.rx_batch      = ucs_max(1, ucs_min(config->rx_batch,
+                                          iface->config.rx_queue_len / 2));
+    iface->config.tx_moderation = ucs_max(1, ucs_min(config->tx_moderation,
+                                          iface->config.tx_queue_len / 2));
+    iface->config.tx_max_sge    = iface->profile.send_sge;
+    iface->config.poll_batch    = config->poll_batch;
+    iface->config.idle_polls    = (config->cq_idle_polls >= 0) ?
+                                  config->cq_idle_polls :
+                                  (iface->md->is_pvrdma ? 64 : 0);
+    iface->config.max_put_zcopy = ucs_min(ucs_min(iface->profile.max_msg_size,
+                                                  iface->md->max_reg),
+                                          config->max_put_zcopy);
+    iface->config.max_get_zcopy = ucs_min(ucs_min(iface->profile.max_msg_size,
+                                                  iface->md->max_reg),
+                                          config->max_get_zcopy);
+    if ((iface->config.max_put_zcopy == 0) ||
+        (iface->config.max_get_zcopy == 0)) {
+        ucs_error("pvrdma: UCX_PVRDMA_MAX_PUT_ZCOPY and MAX_GET_ZCOPY must "
+                  "be > 0");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    iface->config.conn_timeout  = ucs_time_from_sec(config->conn_timeout);
+    iface->config.conn_retry    = ucs_time_from_sec(config->conn_retry);
+
+    if (iface->config.seg_size > iface->profile.max_msg_size) {
+        iface->config.seg_size = iface->profile.max_msg_size;
+    }
+    return UCS_OK;
+}
+
+
+static ucs_status_t
+uct_pvrdma_iface_init_addr(uct_pvrdma_iface_t *iface,
+                           const uct_pvrdma_iface_config_t *config)
+{
+    char err[256];
+    int ret;
+
+    ret = pvrdma_common_gid_select(iface->md->ctx, iface->port_num,
+                                   &iface->port_attr, config->gid_index,
+                                   &iface->gid, err, sizeof(err));
+    if (ret != 0) {
+        ucs_error("pvrdma: %s:%d: no usable GID (UCX_PVRDMA_GID_INDEX=%d): %s",
+                  iface->md->dev_name, iface->port_num, config->gid_index,
+                  err);
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    memset(&iface->dev_info, 0, sizeof(iface->dev_info));
+    iface->dev_info.gid                = iface->gid.gid;
+    iface->dev_info.lid                = iface->port_attr.lid;
+    iface->dev_info.mtu                = iface->profile.mtu;
+    iface->dev_info.gid_type           = iface->gid.type;
+    iface->dev_info.link_layer         = iface->port_attr.link_layer;
+    iface->dev_info.max_dest_rd_atomic = iface->profile.max_dest_rd_atomic;
+    iface->dev_info.flags              =
+            (iface->md->is_pvrdma ? PVRDMA_COMMON_ADDR_F_PVRDMA : 0) |
+            (iface->profile.rdma_read_ok ? PVRDMA_COMMON_ADDR_F_READ_INIT : 0) |
+            ((iface->profile.max_dest_rd_atomic > 0) ?
+             PVRDMA_COMMON_ADDR_F_READ_TARGET : 0);
+
+    pvrdma_common_qp_params_init(&iface->qp_params);
+    iface->qp_params.port_num           = iface->port_num;
+    iface->qp_params.mtu                = iface->profile.mtu;
+    iface->qp_params.link_layer         = iface->port_attr.link_layer;
+    iface->qp_params.sgid_index         = iface->gid.index;
+    iface->qp_params.max_dest_rd_atomic = iface->profile.max_dest_rd_atomic;
+    iface->qp_params.max_rd_atomic      = iface->profile.max_rd_atomic;
+    iface->qp_params.timeout            = config->timeout;
+    iface->qp_params.retry_cnt          = config->retry_count;
+    iface->qp_params.rnr_retry          = config->rnr_retry;
+    return UCS_OK;
+}
+
+
+static ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
+{
+    int flags;
+
+    if (iface->config.idle_polls > 0) {
+        iface->comp_channel = ibv_create_comp_channel(iface->md->ctx);
+        if (iface->comp_channel == NULL) {
+            ucs_diag("pvrdma: ibv_create_comp_channel failed: %m; the CQ will "
+                     "be polled continuously");
+            iface->config.idle_polls = 0;
+        } else {
+            flags = fcntl(iface->comp_channel->fd, F_GETFL);
+            if ((flags < 0) || (fcntl(iface->comp_channel->fd, F_SETFL,
+                                      flags | O_NONBLOCK) < 0)) {
+                ucs_diag("pvrdma: cannot make the completion channel "
+                         "non-blocking: %m; the CQ will be polled "
+                         "continuously");
+                ibv_destroy_comp_channel(iface->comp_channel);
+                iface->comp_channel      = NULL;
+                iface->config.idle_polls = 0;
+            }
+        }
+    }
+
+    iface->cq = ibv_create_cq(iface->md->ctx, iface->profile.cq_depth, NULL,
+                              iface->comp_channel, 0);
+    if (iface->cq == NULL) {
+        ucs_error("pvrdma: %s: ibv_create_cq(%u) failed: %m",
+                  iface->md->dev_name, iface->profile.cq_depth);
+        if (iface->comp_channel != NULL) {
+            ibv_destroy_comp_channel(iface->comp_channel);
+        }
+        return UCS_ERR_IO_ERROR;
+    }
+
+    iface->cq_budget = iface->cq->cqe;
+    return UCS_OK;
+}
+
+
+static void uct_pvrdma_iface_cleanup_cq(uct_pvrdma_iface_t *iface)
+{
+    ibv_destroy_cq(iface->cq);
+    if (iface->comp_channel != NULL) {
+        ibv_destroy_comp_channel(iface->comp_channel);
+    }
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Class                                                                  */
+/* ----------------------------------------------------------------------- */
+
+static uct_iface_ops_t uct_pvrdma_iface_tl_ops;
+
+
+static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
+                           uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    const uct_pvrdma_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_pvrdma_iface_config_t);
+    ucs_status_t status;
+    int i;
+
+    UCT_CHECK_PARAM(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE,
+                    "UCT_IFACE_PARAM_FIELD_OPEN_MODE is not defined");
+    if (!(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
+        ucs_error("pvrdma: only UCT_IFACE_OPEN_MODE_DEVICE is supported");
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    if (ucs_derived_of(worker, uct_priv_worker_t)->thread_mode ==
+        UCS_THREAD_MODE_MULTI) {
+        ucs_error("pvrdma: multi-threaded workers are not supported");
+        return UCS_ERR_INVALID_PARAM;
+    }
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_pvrdma_iface_tl_ops,
+                              &uct_base_iface_internal_ops, md, worker,
+                              params, tl_config
+                              UCS_STATS_ARG(NULL)
+                              UCS_STATS_ARG(UCT_PVRDMA_NAME));
+
+    self->md         = ucs_derived_of(md, uct_pvrdma_md_t);
+    self->iface_uuid = ucs_generate_uuid((uintptr_t)self);
+    for (i = 0; i < UCT_PVRDMA_QP_HASH_SIZE; ++i) {
+        ucs_list_head_init(&self->qp_hash[i]);
+    }
+    ucs_list_head_init(&self->eps);
+    ucs_list_head_init(&self->chans);
+    ucs_list_head_init(&self->pending_eps);
+    ucs_list_head_init(&self->slot_chunks);
+
+    status = uct_pvrdma_iface_parse_dev_name(self,
+                                             params->mode.device.dev_name);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_pvrdma_iface_init_profile(self, config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_pvrdma_iface_init_addr(self, config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_pvrdma_iface_init_cq(self);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_pvrdma_iface_init_mpools(self, config, params);
+    if (status != UCS_OK) {
+        goto err_cq;
+    }
+
+    self->scratch_mr = ibv_reg_mr(self->md->pd, (void*)&self->scratch,
+                                  sizeof(self->scratch),
+                                  IBV_ACCESS_LOCAL_WRITE |
+                                  IBV_ACCESS_REMOTE_WRITE);
+    if (self->scratch_mr == NULL) {
+        ucs_error("pvrdma: ibv_reg_mr(scratch) failed: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_mpools;
+    }
+
+    self->ud.rx_len = config->ud_rx_len;
+    status          = uct_pvrdma_ud_init(self);
+    if (status != UCS_OK) {
+        goto err_scratch;
+    }
+
+    ucs_debug("pvrdma: iface %p on %s:%d: gid[%u] %s mtu %u seg %zu "
+              "tx %u rx %u sge %u read %d idle_polls %u", self,
+              self->md->dev_name, self->port_num, self->gid.index,
+              pvrdma_common_gid_type_str(self->gid.type),
+              self->profile.mtu_bytes, self->config.seg_size,
+              self->config.tx_queue_len, self->config.rx_queue_len,
+              self->config.tx_max_sge, self->profile.rdma_read_ok,
+              self->config.idle_polls);
+    return UCS_OK;
+
+err_scratch:
+    ibv_dereg_mr(self->scratch_mr);
+err_mpools:
+    ucs_mpool_cleanup(&self->tx_mp, 0);
+    ucs_mpool_cleanup(&self->rx_mp, 0);
+err_cq:
+    uct_pvrdma_iface_cleanup_cq(self);
+    return status;
+}
+
+
+static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
+{
+    uct_pvrdma_chan_t *chan, *tmp;
+
+    uct_base_iface_progress_disable(&self->super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+
+    if (!ucs_list_is_empty(&self->eps)) {
+        ucs_warn("pvrdma: iface %p closed with %zu endpoints still open",
+                 self, ucs_list_length(&self->eps));
+    }
+
+    ucs_list_for_each_safe(chan, tmp, &self->chans, list) {
+        uct_pvrdma_chan_destroy(chan);
+    }
+
+    uct_pvrdma_ud_cleanup(self);
+    uct_pvrdma_slots_cleanup(self);
+    ibv_dereg_mr(self->scratch_mr);
+    /* Receive buffers still posted to destroyed QPs were never returned */
+    ucs_mpool_cleanup(&self->tx_mp, 0);
+    ucs_mpool_cleanup(&self->rx_mp, 0);
+    uct_pvrdma_iface_cleanup_cq(self);
+}
+
+
+UCS_CLASS_DEFINE(uct_pvrdma_iface_t, uct_base_iface_t);
+
+static UCS_CLASS_DEFINE_NEW_FUNC(uct_pvrdma_iface_t, uct_iface_t, uct_md_h,
+                                 uct_worker_h, const uct_iface_params_t*,
+                                 const uct_iface_config_t*);
+
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_pvrdma_iface_t, uct_iface_t);
+
+
+static uct_iface_ops_t uct_pvrdma_iface_tl_ops = {
+    .ep_put_short             = uct_pvrdma_ep_put_short,
+    .ep_put_bcopy             = uct_pvrdma_ep_put_bcopy,
+    .ep_put_zcopy             = uct_pvrdma_ep_put_zcopy,
+    .ep_get_short             = ucs_empty_function_return_unsupported,
+    .ep_get_bcopy             = uct_pvrdma_ep_get_bcopy,
+    .ep_get_zcopy             = uct_pvrdma_ep_get_zcopy,
+    .ep_am_short              = uct_pvrdma_ep_am_short,
+    .ep_am_short_iov          = uct_base_ep_am_short_iov,
+    .ep_am_bcopy              = uct_pvrdma_ep_am_bcopy,
+    .ep_am_zcopy              = uct_pvrdma_ep_am_zcopy,
+    .ep_atomic_cswap64        = ucs_empty_function_return_unsupported,
+    .ep_atomic_cswap32        = ucs_empty_function_return_unsupported,
+    .ep_atomic32_post         = ucs_empty_function_return_unsupported,
+    .ep_atomic64_post         = ucs_empty_function_return_unsupported,
+    .ep_atomic32_fetch        = ucs_empty_function_return_unsupported,
+    .ep_atomic64_fetch        = ucs_empty_function_return_unsupported,
+    .ep_pending_add           = uct_pvrdma_ep_pending_add,
+    .ep_pending_purge         = uct_pvrdma_ep_pending_purge,
+    .ep_flush                 = uct_pvrdma_ep_flush,
+    .ep_fence                 = uct_pvrdma_ep_fence,
+    .ep_check                 = ucs_empty_function_return_unsupported,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_pvrdma_ep_t),
+    .ep_connect               = ucs_empty_function_return_unsupported,
+    .ep_disconnect            = ucs_empty_function_return_unsupported,
+    .cm_ep_conn_notify        = ucs_empty_function_return_unsupported,
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_pvrdma_ep_t),
+    .ep_get_address           = ucs_empty_function_return_unsupported,
+    .ep_connect_to_ep         = ucs_empty_function_return_unsupported,
+    .iface_accept             = ucs_empty_function_return_unsupported,
+    .iface_reject             = ucs_empty_function_return_unsupported,
+    .iface_flush              = uct_pvrdma_iface_flush,
+    .iface_fence              = uct_pvrdma_iface_fence,
+    .iface_progress_enable    = uct_base_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_pvrdma_iface_progress,
+    .iface_event_fd_get       = ucs_empty_function_return_unsupported,
+    .iface_event_arm          = ucs_empty_function_return_unsupported,
+    .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_pvrdma_iface_t),
+    .iface_query              = uct_pvrdma_iface_query,
+    .iface_get_device_address = uct_pvrdma_iface_get_device_address,
+    .iface_get_address        = uct_pvrdma_iface_get_address,
+    .iface_is_reachable       = uct_pvrdma_iface_is_reachable
+};
+
+
+UCT_TL_DEFINE_ENTRY(&uct_pvrdma_component, pvrdma, uct_pvrdma_query_tl_devices,
+                    uct_pvrdma_iface_t, UCT_PVRDMA_CONFIG_PREFIX,
+                    uct_pvrdma_iface_config_table, uct_pvrdma_iface_config_t);
+
+/* Registered from the ELF constructor: Debian's UCX only loads the modules
+ * named at its build time, so the library is activated with LD_PRELOAD. */
+UCT_SINGLE_TL_INIT(&uct_pvrdma_component, pvrdma, ctor,,)

@@ -1,0 +1,147 @@
+/**
+ * @file pvrdma_impl.h
+ * @brief Hot-path inlines of the UCT "pvrdma" transport: resource checks,
+ *        credits and posting send WRs with selective signalling.
+ */
+#ifndef UCT_PVRDMA_IMPL_H
+#define UCT_PVRDMA_IMPL_H
+
+#include "pvrdma.h"
+
+#include <arpa/inet.h>
+
+
+/** Pick up credits the peer returned by RDMA WRITE into our slot. */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_ep_refresh_credits(uct_pvrdma_ep_t *ep)
+{
+    uint64_t total = ep->slot_chunk->slots[ep->slot_index];
+
+    if (total != ep->credits_seen) {
+        if (pvrdma_common_credits_add(&ep->credits,
+                                      (uint32_t)(total - ep->credits_seen))) {
+            ucs_diag("pvrdma: ep %p: peer returned more credits than it was "
+                     "given", ep);
+        }
+        ep->credits_seen = total;
+    }
+}
+
+
+static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_take_credit(uct_pvrdma_ep_t *ep)
+{
+    if (ucs_likely(pvrdma_common_credits_take(&ep->credits, false))) {
+        return 1;
+    }
+
+    uct_pvrdma_ep_refresh_credits(ep);
+    return pvrdma_common_credits_take(&ep->credits, false);
+}
+
+
+/**
+ * Can a WR be posted on @p txq right now?  Needs a send WQE and room in the
+ * CQ for a possible signalled completion.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_txq_has_room(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
+{
+    return (txq->avail > 0) && (iface->tx_signaled < iface->cq_budget);
+}
+
+
+/** Check the ep can send (connected, WQE and CQ room). */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_check_tx(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
+{
+    if (ucs_unlikely(ep->state != UCT_PVRDMA_EP_CONNECTED)) {
+        return (ep->state == UCT_PVRDMA_EP_FAILED) ? ep->status :
+                                                     UCS_ERR_NO_RESOURCE;
+    }
+
+    if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &ep->txq))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    return UCS_OK;
+}
+
+
+/**
+ * Post one WR.  It is signalled when @p signal is set or every
+ * tx_moderation WRs; wr_id carries its sequence number.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
+                    struct ibv_send_wr *wr, int signal)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    signal = signal ||
+             ((unsigned)txq->unsignaled + 1 >= iface->config.tx_moderation);
+    wr->next    = NULL;
+    wr->wr_id   = txq->posted_sn + 1;
+    if (signal) {
+        wr->send_flags |= IBV_SEND_SIGNALED;
+    }
+
+    ret = ibv_post_send(txq->qp, wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        if (ret == ENOMEM) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        ucs_error("pvrdma: ibv_post_send(qp 0x%x) failed: %s", txq->qp->qp_num,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    ++txq->posted_sn;
+    --txq->avail;
+    if (signal) {
+        txq->unsignaled = 0;
+        ++txq->signaled;
+        ++iface->tx_signaled;
+    } else {
+        ++txq->unsignaled;
+    }
+    return UCS_OK;
+}
+
+
+/** Post on an ep: applies a pending fence. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                   struct ibv_send_wr *wr, int signal)
+{
+    ucs_status_t status;
+
+    if (ucs_unlikely(ep->fence)) {
+        wr->send_flags |= IBV_SEND_FENCE;
+    }
+
+    status = uct_pvrdma_txq_post(iface, &ep->txq, wr, signal);
+    if (ucs_likely(status == UCS_OK)) {
+        ep->fence = 0;
+    }
+    return status;
+}
+
+
+/** Track a descriptor until the WR just posted is retired. */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_ep_track_desc(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc)
+{
+    desc->sn = ep->txq.posted_sn;
+    ucs_queue_push(&ep->outstanding, &desc->queue);
+}
+
+
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_tx_desc_reset(uct_pvrdma_tx_desc_t *desc)
+{
+    desc->comp      = NULL;
+    desc->unpack_cb = NULL;
+}
+
+#endif

@@ -1,0 +1,72 @@
+/**
+ * @file pvrdma_md.h
+ * @brief Memory domain and component of the UCT "pvrdma" transport.
+ *
+ * One memory domain per verbs device.  Registrations go through UCX's
+ * registration cache because every reg_mr/dereg_mr on PVRDMA is a command
+ * through a single, VM-wide serialised command slot.
+ */
+#ifndef UCT_PVRDMA_MD_H
+#define UCT_PVRDMA_MD_H
+
+#include <uct/base/uct_md.h>
+#include <ucs/memory/rcache.h>
+
+#include <pvrdma_common.h>
+
+#define UCT_PVRDMA_NAME           "pvrdma"
+#define UCT_PVRDMA_CONFIG_PREFIX  "PVRDMA_"
+
+
+/** Memory domain configuration (UCX_PVRDMA_* variables). */
+typedef struct uct_pvrdma_md_config {
+    uct_md_config_t        super;
+    int                    rcache_enable;  /**< use the registration cache */
+    uct_md_rcache_config_t rcache;         /**< UCX_PVRDMA_RCACHE_* */
+    size_t                 max_reg;        /**< user limit on one MR, or inf */
+    double                 reg_cost_overhead; /**< reg_cost.c, seconds */
+    double                 reg_cost_growth;   /**< reg_cost.m, seconds/byte */
+} uct_pvrdma_md_config_t;
+
+
+/** Memory domain: one verbs device and its protection domain. */
+typedef struct uct_pvrdma_md {
+    uct_md_t               super;
+    struct ibv_context     *ctx;          /**< opened verbs device */
+    struct ibv_pd          *pd;           /**< protection domain */
+    ucs_rcache_t           *rcache;       /**< NULL when disabled */
+    struct ibv_device_attr dev_attr;      /**< device capabilities */
+    int                    is_pvrdma;     /**< PVRDMA quirks apply */
+    size_t                 max_reg;       /**< largest registration */
+    ucs_linear_func_t      reg_cost;      /**< registration cost model */
+    char                   dev_name[PVRDMA_COMMON_DEV_NAME_MAX];
+} uct_pvrdma_md_t;
+
+
+/**
+ * Memory handle.  Begins with the rcache region so the same structure serves
+ * both the cached and the direct registration path.
+ */
+typedef struct uct_pvrdma_memh {
+    ucs_rcache_region_t    super;   /**< used only with the rcache */
+    struct ibv_mr          *mr;     /**< the verbs registration */
+    int                    cached;  /**< owned by the rcache */
+} uct_pvrdma_memh_t;
+
+
+/** Packed remote key: the 32-bit rkey of the MR. */
+typedef struct uct_pvrdma_packed_rkey {
+    uint32_t               rkey;
+} UCS_S_PACKED uct_pvrdma_packed_rkey_t;
+
+
+extern uct_component_t uct_pvrdma_component;
+
+
+/** lkey of a memory handle returned by this memory domain. */
+static UCS_F_ALWAYS_INLINE uint32_t uct_pvrdma_memh_lkey(uct_mem_h memh)
+{
+    return ((uct_pvrdma_memh_t*)memh)->mr->lkey;
+}
+
+#endif
