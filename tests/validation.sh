@@ -37,7 +37,7 @@ expect_refused "unknown option refused" "unknown option '--fast'" --fast
 mkdir -p "$OUT"
 cat >"$OUT/broken.conf" <<'CONF'
 column="Broken"
-mpirun_args=(--mca pml no_such_pml)
+mpirun_args=(--no-such-mpirun-option)
 verify_regex="never printed"
 CONF
 cat >"$OUT/unverified.conf" <<'CONF'

@@ -35,6 +35,6 @@ if [ ! -f "$PVRDMA_UCT_LIB" ]; then
     fail "$uct_name" "$PVRDMA_UCT_LIB is not installed"
 elif check "$uct_name: ucx_info runs" 60 env LD_PRELOAD="$PVRDMA_UCT_LIB" ucx_info -d; then
     ucx_lists "$(log_name "$uct_name: ucx_info runs")" pvrdma pvrdma rxe0:1 &&
-        pass "$uct_name" || fail "$uct_name" "no md pvrdma / transport pvrdma / device rxe0:1 listed"
+        pass "$uct_name" || fail "$uct_name" "no md of component pvrdma with transport pvrdma on device rxe0:1 listed"
 fi
 bed_summary

@@ -78,12 +78,13 @@ perftest_field() { awk -v n="$2" '$1 ~ /^[0-9]+$/ && NF >= n { print $n; exit }'
 
 bed_summary() { exit "$BED_FAILED"; }
 
-# ucx_lists LOG MD TL DEV: true when `ucx_info -d` output in LOG has memory
-# domain MD with transport TL on device DEV.
+# ucx_lists LOG COMPONENT TL DEV: true when `ucx_info -d` output in LOG has a
+# memory domain of component COMPONENT with transport TL on device DEV.
 ucx_lists() {
-    awk -v md="$2" -v tl="$3" -v dev="$4" '
-        /^# Memory domain:/ { inmd = ($4 == md) }
-        /^#  *Transport:/   { intl = inmd && ($3 == tl) }
+    awk -v comp="$2" -v tl="$3" -v dev="$4" '
+        /^# Memory domain:/ { incomp = 0 }
+        /^#  *Component:/   { incomp = ($3 == comp) }
+        /^#  *Transport:/   { intl = incomp && ($3 == tl) }
         /^#  *Device:/      { if (intl && $3 == dev) found = 1 }
         END { exit !found }' "$1"
 }

@@ -1,0 +1,139 @@
+#!/bin/bash
+# UCX transport "pvrdma" across 2 guests: UCT and UCP perftests, UCP tag
+# messages 0..16 MiB with data verification, Open MPI's pml ucx over it, and
+# bad input.  Run inside node1 by the bed:
+#   make -C tests/mpi     (the MPI programs; the tree is read-only in guests)
+#   scripts/testbed/tb run --hosts 2 --timeout 1800 -- bash tests/bed/ucx.sh
+# (about 25 minutes on the loaded 2-core development machine).
+# PVRDMA_BED_ONLY="regex" restricts the run to checks whose name matches.
+. "$(dirname "$0")/lib.sh"
+
+. "$(dirname "$0")/../ucx/ucx_lib.sh"
+
+# --- UCT level (-x pvrdma) ---------------------------------------------------
+UCT="-x pvrdma -d $DEV"
+perf_check "uct am_lat short" 240 "" -t am_lat $UCT -n 1000 -w 100
+perf_check "uct am_lat bcopy 1k" 240 "" -t am_lat $UCT -D bcopy -s 1024 -n 1000 -w 100
+perf_check "uct am_bw bcopy 8k" 240 "" -t am_bw $UCT -D bcopy -s 8192 -n 1000 -w 50
+perf_check "uct am_bw zcopy 4k" 240 "" -t am_bw $UCT -D zcopy -s 4096 -n 1000 -w 50
+perf_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" 240 \
+    "UCX_PVRDMA_CQ_IDLE_POLLS=8" -t am_lat $UCT -n 1000 -w 100
+perf_check "uct put_lat short" 240 "" -t put_lat $UCT -n 1000 -w 100
+perf_check "uct put_bw zcopy 64k" 240 "" -t put_bw $UCT -D zcopy -s 65536 -n 200 -w 10
+perf_check "uct put_bw bcopy 8k" 240 "" -t put_bw $UCT -D bcopy -s 8192 -n 1000 -w 20
+if want "uct get_bw"; then
+    glog=$(log_name "uct get capability")
+    env "$PRELOAD" ucx_info -d >"$glog" 2>&1
+    if awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
+        perf_check "uct get_bw zcopy 64k" 240 "" -t get $UCT -D zcopy -s 65536 -n 200 -w 10
+        perf_check "uct get_bw bcopy 4k" 240 "" -t get $UCT -D bcopy -s 4096 -n 200 -w 10
+    else
+        pass "uct get_bw: GET not offered by this device (max_qp_rd_atom 0), skipped"
+    fi
+fi
+
+# --- UCP level (UCX_TLS=pvrdma) ----------------------------------------------
+UCPENV="UCX_TLS=pvrdma UCX_NET_DEVICES=$DEV UCX_WARN_UNUSED_ENV_VARS=n"
+perf_check "ucp tag_lat" 300 "$UCPENV" -t tag_lat -n 1000 -w 50
+perf_check "ucp tag_bw 1 MiB (rndv)" 300 "$UCPENV" -t tag_bw -s 1048576 -n 30 -w 2
+perf_check "ucp tag_bw 1 MiB (rndv, RDMA READ disabled as on PVRDMA)" 300 \
+    "$UCPENV UCX_PVRDMA_RDMA_READ=no" -t tag_bw -s 1048576 -n 30 -w 2
+perf_check "ucp tag_bw 4 KiB (eager)" 300 "$UCPENV" -t tag_bw -s 4096 -n 1000 -w 50
+perf_check "ucp ucp_put_bw 64 KiB" 300 "$UCPENV" -t ucp_put_bw -s 65536 -n 200 -w 10
+
+
+# --- UCP tag messages 0..16 MiB, every byte verified both ways ---------------
+TAGBIN=${TB_OUT:-/tmp}/bin/ucp_tag_check
+# tag_verify NAME TIMEOUT MAXSIZE ENV: ucp_tag_check server on node2, client
+# on node1; both must report PASSED.
+tag_verify() {
+    local name=$1 t=$2 max=$3 env=$4 slog spid
+    want "$name" || return 0
+    [ -x "$TAGBIN" ] || { fail "$name" "tests/ucx/ucp_tag_check.c did not build"; return; }
+    PORT=$((PORT + 1))
+    slog=$(log_name "$name").server
+    ssh node2 "env $PRELOAD $UCPENV $env timeout $t $TAGBIN -p $PORT -m $max" >"$slog" 2>&1 &
+    spid=$!
+    check_output "$name" "$t" 'PASSED: .* data verified' \
+        env "$PRELOAD" $UCPENV $env "$TAGBIN" -p "$PORT" -m "$max" node2
+    wait "$spid"
+    grep -q PASSED "$slog" && pass "$name (server side)" ||
+        fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ') (log: $slog)"
+}
+if want "ucp tag"; then
+    mkdir -p "$(dirname "$TAGBIN")"
+    cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$TAGBIN" \
+        "$HERE/tests/ucx/ucp_tag_check.c" -lucp -lucs >"$LOGDIR/ucp_tag_check.build" 2>&1 ||
+        fail "ucp tag: build tests/ucx/ucp_tag_check.c" "see $LOGDIR/ucp_tag_check.build"
+fi
+# PVRDMA's profile (no RDMA READ): rendezvous by RDMA WRITE, sizes 0..16 MiB
+tag_verify "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" 900 16777216 \
+    "UCX_PVRDMA_RDMA_READ=no"
+# rxe offers READ: rendezvous by GET (READs of at most MAX_GET_ZCOPY)
+tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 ""
+
+# --- Open MPI over UCX: pml ucx with UCX_TLS=pvrdma,self ---------------------
+# Only pvrdma (and self within a process) may carry data: btl self only and
+# osc ucx off (one-sided is not tested here).  pml_ucx_tls/devices "any":
+# Open MPI 4.1 enables pml ucx by default only for mlx devices and the
+# rc/ud/dc transports.  UCX_LOG_LEVEL=info makes UCP print the transports
+# each endpoint uses.
+MPIUCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+        --mca btl self --mca osc ^ucx
+        -x "LD_PRELOAD=$PVRDMA_UCT_LIB" -x UCX_TLS=pvrdma,self
+        -x "UCX_NET_DEVICES=$DEV" -x UCX_WARN_UNUSED_ENV_VARS=n)
+if want "mpi"; then
+    if [ ! -x "$HERE/tests/mpi/mpi_check" ]; then
+        # the tree is read-only in the guests: built beforehand
+        fail "mpi pml ucx: MPI test programs built" "run 'make -C tests/mpi' before the bed run"
+    else
+        mpi_check_run "mpi pml ucx 2x1" 900 -np 2 --map-by node "${MPIUCX[@]}" \
+            -x UCX_LOG_LEVEL=info -- ${PVRDMA_BED_MPI_ARGS:-}
+        log=$(log_name "mpi pml ucx 2x1")
+        if want "mpi pml ucx 2x1"; then
+            grep -qE 'pvrdma/rxe0:1' "$log" &&
+                pass "mpi pml ucx: UCP endpoints use pvrdma/$DEV" ||
+                fail "mpi pml ucx: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+        fi
+        mpi_check_run "mpi pml ucx 2x2" 900 -np 4 --map-by node --oversubscribe \
+            "${MPIUCX[@]}" -- --quick
+        mpi_check_run "mpi pml ucx 2x1 without RDMA READ" 900 -np 2 --map-by node \
+            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=no -- --quick
+    fi
+fi
+
+# --- bad input: clear error, no hang ----------------------------------------
+if want "bad input"; then
+    check_fails "bad input: unknown device in UCX_NET_DEVICES (UCP)" 120 \
+        'no_such_dev|not available|[Nn]o .*(transport|resource|device)' \
+        env "$PRELOAD" UCX_TLS=pvrdma UCX_NET_DEVICES=no_such_dev:1 \
+        ucx_perftest -l -t tag_lat -n 10
+    check_fails "bad input: unknown device with -x pvrdma (UCT)" 120 \
+        'no_such_dev|[Nn]ot found|[Nn]o .*(resource|device)|not available' \
+        env "$PRELOAD" ucx_perftest -l -t am_lat -x pvrdma -d no_such_dev:1 -n 10
+    check_fails "bad input: UCX_PVRDMA_TX_QUEUE_LEN=abc" 120 \
+        'TX_QUEUE_LEN' env "$PRELOAD" UCX_PVRDMA_TX_QUEUE_LEN=abc \
+        ucx_perftest -l -t am_lat $UCT -n 10
+    check_fails "bad input: UCX_PVRDMA_SEG_SIZE=16" 120 'SEG_SIZE' \
+        env "$PRELOAD" UCX_PVRDMA_SEG_SIZE=16 ucx_perftest -l -t am_lat $UCT -n 10
+    check_fails "bad input: UCX_PVRDMA_PATH_MTU=1000" 120 'PATH_MTU' \
+        env "$PRELOAD" UCX_PVRDMA_PATH_MTU=1000 ucx_perftest -l -t am_lat $UCT -n 10
+    check_fails "bad input: UCX_PVRDMA_GID_INDEX=200" 120 'GID_INDEX' \
+        env "$PRELOAD" UCX_PVRDMA_GID_INDEX=200 ucx_perftest -l -t am_lat $UCT -n 10
+    check_fails "bad input: UCX_PVRDMA_RDMA_READ=maybe (UCP)" 120 'RDMA_READ' \
+        env "$PRELOAD" UCX_TLS=pvrdma UCX_PVRDMA_RDMA_READ=maybe \
+        ucx_perftest -l -t tag_lat -n 10
+    if [ -x "${TB_OUT:-/tmp}/bin/ucp_tag_check" ]; then
+        PORT=$((PORT + 1))
+        ssh node2 "env $PRELOAD $UCPENV timeout 100 ${TB_OUT:-/tmp}/bin/ucp_tag_check -S -p $PORT" \
+            >/dev/null 2>&1 &
+        spid=$!
+        check_fails "bad input: peer that never answers (CONN_TIMEOUT=5s)" 90 \
+            'no answer|[Tt]imed out|[Ee]ndpoint timeout|[Uu]nreachable' \
+            env "$PRELOAD" $UCPENV UCX_PVRDMA_CONN_TIMEOUT=5s \
+            "${TB_OUT:-/tmp}/bin/ucp_tag_check" -p "$PORT" -m 64 node2
+        kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+    fi
+fi
+
+bed_summary
