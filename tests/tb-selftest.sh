@@ -15,9 +15,14 @@ out=$("$TB" run --hosts 1 --timeout 20 -- sleep 600 2>&1)
 rc=$?
 [ $rc = 124 ] && pass "tb run --timeout ends with 124" || fail "tb run --timeout ends with 124" "got $rc"
 echo "$out" | grep -q 'timeout after 20 s' && pass "timeout is reported" || fail "timeout is reported" "no message: $out"
+# Only this run's guests count (other beds may be running): they are the
+# QEMUs on the segment tb announced.
+seg=$(echo "$out" | sed -n 's/.*segment \([0-9]*\)).*/\1/p' | head -n 1)
 sleep 1
-if pgrep -f 'qemu-system-x86_64 -name tb-node' >/dev/null; then
-    fail "no QEMU left behind" "$(pgrep -af 'qemu-system-x86_64 -name tb-node' | cut -c1-120)"
+if [ -z "$seg" ]; then
+    fail "no QEMU left behind" "tb did not announce its segment: $out"
+elif pgrep -f "qemu-system-x86_64 .*mcast=230.0.0.1:$seg," >/dev/null; then
+    fail "no QEMU left behind" "$(pgrep -af "mcast=230.0.0.1:$seg," | cut -c1-120)"
 else
     pass "no QEMU left behind"
 fi
