@@ -6,9 +6,9 @@
 #include "pvrdma_config.h"
 #endif
 #include "pvrdma_common.h"
+#include "pvrdma_errmsg.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,20 +17,6 @@ _Static_assert(sizeof(struct pvrdma_common_addr) == PVRDMA_COMMON_ADDR_WIRE_SIZE
 
 #define MAX_24BIT 0xffffffu
 
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if ((err == NULL) || (err_len == 0)) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 static void put_be16(uint8_t *p, uint16_t v)
 {
@@ -131,17 +117,17 @@ int pvrdma_common_addr_check_compat(const struct pvrdma_common_addr_info *local,
                                     char *err, size_t err_len)
 {
     if ((local == NULL) || (remote == NULL)) {
-        set_err(err, err_len, "internal error: missing address");
+        pvrdma_errmsg_set(err, err_len, "internal error: missing address");
         return EINVAL;
     }
     if (local->link_layer != remote->link_layer) {
-        set_err(err, err_len, "link layer mismatch: local port is %s, remote "
+        pvrdma_errmsg_set(err, err_len, "link layer mismatch: local port is %s, remote "
                 "port is %s", link_layer_str(local->link_layer),
                 link_layer_str(remote->link_layer));
         return PVRDMA_COMMON_EADDR_MISMATCH;
     }
     if (local->gid_type != remote->gid_type) {
-        set_err(err, err_len, "GID type mismatch: local GID is %s, remote GID "
+        pvrdma_errmsg_set(err, err_len, "GID type mismatch: local GID is %s, remote GID "
                 "is %s (choose GID indexes of the same type on both sides)",
                 pvrdma_common_gid_type_str(local->gid_type),
                 pvrdma_common_gid_type_str(remote->gid_type));
@@ -149,12 +135,12 @@ int pvrdma_common_addr_check_compat(const struct pvrdma_common_addr_info *local,
     }
     if ((remote->link_layer == IBV_LINK_LAYER_ETHERNET) &&
         pvrdma_common_gid_is_zero(&remote->gid)) {
-        set_err(err, err_len, "remote address has no GID (RoCE needs one)");
+        pvrdma_errmsg_set(err, err_len, "remote address has no GID (RoCE needs one)");
         return EINVAL;
     }
     if ((remote->link_layer == IBV_LINK_LAYER_INFINIBAND) &&
         (remote->lid == 0)) {
-        set_err(err, err_len, "remote address has LID 0 (InfiniBand port "
+        pvrdma_errmsg_set(err, err_len, "remote address has LID 0 (InfiniBand port "
                 "not configured by a subnet manager?)");
         return EINVAL;
     }

@@ -6,27 +6,13 @@
 #include "pvrdma_config.h"
 #endif
 #include "pvrdma_common.h"
+#include "pvrdma_errmsg.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if ((err == NULL) || (err_len == 0)) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 bool pvrdma_common_gid_is_zero(const union ibv_gid *gid)
 {
@@ -100,7 +86,7 @@ int pvrdma_common_gid_choose(const struct pvrdma_common_gid_entry *entries,
     int best_tier = 0;
 
     if ((chosen == NULL) || ((entries == NULL) && (count > 0))) {
-        set_err(err, err_len, "internal error: no GID table");
+        pvrdma_errmsg_set(err, err_len, "internal error: no GID table");
         return EINVAL;
     }
 
@@ -110,13 +96,13 @@ int pvrdma_common_gid_choose(const struct pvrdma_common_gid_entry *entries,
                 continue;
             }
             if (gid_tier(&entries[i]) == 0) {
-                set_err(err, err_len, "GID index %d is empty", forced_index);
+                pvrdma_errmsg_set(err, err_len, "GID index %d is empty", forced_index);
                 return ENODATA;
             }
             *chosen = i;
             return 0;
         }
-        set_err(err, err_len,
+        pvrdma_errmsg_set(err, err_len,
                 "GID index %d is out of range (the GID table has %zu entries)",
                 forced_index, count);
         return ERANGE;
@@ -133,7 +119,7 @@ int pvrdma_common_gid_choose(const struct pvrdma_common_gid_entry *entries,
         }
     }
     if (best_tier == 0) {
-        set_err(err, err_len, "the GID table has no valid entry "
+        pvrdma_errmsg_set(err, err_len, "the GID table has no valid entry "
                 "(is an IP address configured on the port's network device?)");
         return ENOENT;
     }

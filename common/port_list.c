@@ -6,28 +6,14 @@
 #include "pvrdma_config.h"
 #endif
 #include "pvrdma_common.h"
+#include "pvrdma_errmsg.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t err_len, const char *fmt, ...)
-{
-    va_list ap;
-
-    if ((err == NULL) || (err_len == 0)) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(err, err_len, fmt, ap);
-    va_end(ap);
-}
 
 /* Parse one element [begin, end) with blanks already trimmed. */
 static int parse_element(const char *begin, const char *end,
@@ -40,12 +26,12 @@ static int parse_element(const char *begin, const char *end,
     unsigned long port = PVRDMA_COMMON_PORT_ANY;
 
     if (name_len == 0) {
-        set_err(err, err_len, "empty device name in '%.*s'",
+        pvrdma_errmsg_set(err, err_len, "empty device name in '%.*s'",
                 (int)(end - begin), begin);
         return EINVAL;
     }
     if (name_len >= sizeof(spec->dev_name)) {
-        set_err(err, err_len, "device name '%.*s' is too long (max %zu)",
+        pvrdma_errmsg_set(err, err_len, "device name '%.*s' is too long (max %zu)",
                 (int)name_len, begin, sizeof(spec->dev_name) - 1);
         return EINVAL;
     }
@@ -54,14 +40,14 @@ static int parse_element(const char *begin, const char *end,
         const char *p = colon + 1;
 
         if (p == end) {
-            set_err(err, err_len, "missing port number after ':' in '%.*s'",
+            pvrdma_errmsg_set(err, err_len, "missing port number after ':' in '%.*s'",
                     (int)(end - begin), begin);
             return EINVAL;
         }
         port = 0;
         for (; p < end; ++p) {
             if (!isdigit((unsigned char)*p)) {
-                set_err(err, err_len, "port '%.*s' in '%.*s' is not a number",
+                pvrdma_errmsg_set(err, err_len, "port '%.*s' in '%.*s' is not a number",
                         (int)(end - colon - 1), colon + 1,
                         (int)(end - begin), begin);
                 return EINVAL;
@@ -72,7 +58,7 @@ static int parse_element(const char *begin, const char *end,
             }
         }
         if ((port < 1) || (port > 255)) {
-            set_err(err, err_len, "port '%.*s' in '%.*s' is out of range 1..255",
+            pvrdma_errmsg_set(err, err_len, "port '%.*s' in '%.*s' is out of range 1..255",
                     (int)(end - colon - 1), colon + 1,
                     (int)(end - begin), begin);
             return EINVAL;
@@ -94,12 +80,12 @@ int pvrdma_common_port_list_parse(const char *str,
     int rc;
 
     if (list == NULL) {
-        set_err(err, err_len, "internal error: no list");
+        pvrdma_errmsg_set(err, err_len, "internal error: no list");
         return EINVAL;
     }
     list->specs = NULL;
     list->count = 0;
-    set_err(err, err_len, "%s", "");
+    pvrdma_errmsg_set(err, err_len, "%s", "");
 
     if (str == NULL) {
         return 0;
@@ -115,7 +101,7 @@ int pvrdma_common_port_list_parse(const char *str,
     }
     list->specs = calloc(max_elems, sizeof(*list->specs));
     if (list->specs == NULL) {
-        set_err(err, err_len, "out of memory");
+        pvrdma_errmsg_set(err, err_len, "out of memory");
         return ENOMEM;
     }
 
@@ -132,7 +118,7 @@ int pvrdma_common_port_list_parse(const char *str,
             --e;
         }
         if (b == e) {
-            set_err(err, err_len, "empty element in list '%s'", str);
+            pvrdma_errmsg_set(err, err_len, "empty element in list '%s'", str);
             rc = EINVAL;
             goto err_free;
         }
