@@ -23,7 +23,7 @@ devs=$(ls /sys/class/infiniband 2>/dev/null | tr '\n' ' ')
 [ "$(field max_qp_rd_atom)" = 0 ] && pass "max_qp_rd_atom 0 (no RDMA READ initiator)" || fail "max_qp_rd_atom 0 (no RDMA READ initiator)" "got $(field max_qp_rd_atom)"
 
 for i in $(seq 2 "$TB_HOSTS"); do
-    check "ssh node$i reaches the nested guest" 60 ssh "node$i" "ls /sys/class/infiniband | grep -qx $DEV"
+    check "ssh node$i reaches the nested guest" 180 ssh "node$i" "ls /sys/class/infiniband | grep -qx $DEV"
 done
 
 check_output "mpirun over TB_HOSTFILE reaches every nested node" 240 "node$TB_HOSTS" \
