@@ -617,6 +617,52 @@ uint32_t pvrdma_common_credits_piggyback(struct pvrdma_common_credits *c);
 /** @brief Receiver: owed >= threshold, send an explicit return.  Pure. */
 bool pvrdma_common_credits_need_return(const struct pvrdma_common_credits *c);
 
+
+
+/**
+ * @brief ibv_create_cq() with @p *depth entries, halving the request while
+ *        the device refuses it, but never below @p min_depth.
+ *
+ * Some devices refuse CQs well below their reported max_cqe (QEMU's pvrdma
+ * model: ring of at most 128 pages, i.e. ~8K CQEs).
+ *
+ * @param depth (IN/OUT) wanted entries; on success the entries requested
+ *                       from the device that accepted it
+ * @return the CQ, or NULL with errno of the last attempt.
+ */
+struct ibv_cq *pvrdma_common_create_cq(struct ibv_context *ctx, uint32_t *depth,
+                                       uint32_t min_depth,
+                                       struct ibv_comp_channel *channel);
+
+/* ------------------------------------------------------------------------ */
+/*  RDMA WRITE probe (rdma_probe.c)                                         */
+/* ------------------------------------------------------------------------ */
+
+/** The port a probe runs on (what a loopback RC QP needs). */
+struct pvrdma_common_probe_port {
+    uint8_t      port_num;
+    uint8_t      link_layer;   /**< IBV_LINK_LAYER_* */
+    int          gid_index;    /**< RoCE: local GID index */
+    uint16_t     lid;          /**< InfiniBand: port LID */
+    enum ibv_mtu mtu;
+};
+
+/**
+ * @brief Check that an RDMA WRITE really lands in remote memory on this port.
+ *
+ * Runs a loopback RC QP (one CQ, QP and 192-byte MR, destroyed before
+ * returning).  QEMU's pvrdma device model turns WRITEs into SENDs; every
+ * real device passes.  Costs a few control verbs: run once per port.
+ *
+ * @param timeout_ms (IN)  how long to wait for the WRITE's completion
+ * @param why        (OUT) one line saying what was observed
+ * @return 1 the WRITE works; 0 it does not (@p why says how it failed);
+ *         negative errno when the probe itself could not run.
+ */
+int pvrdma_common_probe_rdma_write(struct ibv_context *ctx, struct ibv_pd *pd,
+                                   const struct pvrdma_common_probe_port *port,
+                                   int timeout_ms, char *why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int cq_depth;
     int mtu;                /**< bytes, 0 = port active MTU */
     int rdma_read;          /**< tri-state */
+    int rdma_write;         /**< tri-state: auto probes the device */
     int max_rd_atomic;
     size_t max_msg_size;    /**< 0 = device limit */
 
@@ -132,6 +133,7 @@ typedef struct mca_btl_pvrdma_module_t {
     struct ibv_cq *cq;       /**< one CQ for RC sends and receives */
     struct ibv_srq *srq;     /**< NULL: per-QP receive queues */
     uint32_t max_inline;     /**< smallest inline cap of our QPs */
+    bool rdma_write_ok;      /**< RDMA WRITE lands (probed or forced) */
     size_t frag_size;        /**< header + max(eager_limit, max_send_size) */
 
     /* connection manager */

@@ -129,6 +129,15 @@ static int pvrdma_component_register(void)
             "uses RDMA WRITE, btl_put), auto (READ when the device has "
             "max_qp_rd_atom > 0), on (require READ). Default: off", tri_enum,
             OPAL_INFO_LVL_4, &c->rdma_read);
+    /* A probe, not trust: QEMU's pvrdma device model turns WRITEs into
+     * SENDs (see common/rdma_probe.c); there only send/recv carries data. */
+    c->rdma_write = MCA_BTL_PVRDMA_TRI_AUTO;
+    reg_int("rdma_write", "Offer RDMA WRITE (btl_put) to the PML: auto (one loopback "
+            "WRITE at start-up checks that WRITEs land; if not, e.g. on QEMU's pvrdma "
+            "device model, large messages go as pipelined send/recv copies), on (use "
+            "WRITE without the check), off (never: send/recv copies, or RDMA READ "
+            "when btl_pvrdma_rdma_read allows). Default: auto", tri_enum,
+            OPAL_INFO_LVL_4, &c->rdma_write);
     c->max_rd_atomic = 0;
     reg_int("max_rd_atomic", "Outstanding RDMA READs per QP, clamped to the device "
             "caps. 0: device profile (up to 4). Default: 0", NULL, OPAL_INFO_LVL_6,

@@ -156,6 +156,37 @@ static int compute_profile(mca_btl_pvrdma_module_t *module)
     return OPAL_SUCCESS;
 }
 
+/* Decide whether the rendezvous may use RDMA WRITE (see btl_pvrdma_rdma_write). */
+static void choose_rdma_write(mca_btl_pvrdma_module_t *module)
+{
+    int mode = mca_btl_pvrdma_component.rdma_write;
+    struct pvrdma_common_probe_port port;
+    char why[160];
+    int rc;
+
+    module->rdma_write_ok = (MCA_BTL_PVRDMA_TRI_OFF != mode);
+    if (MCA_BTL_PVRDMA_TRI_AUTO != mode) {
+        return;
+    }
+    port.port_num = module->port.port_num;
+    port.link_layer = module->port.link_layer;
+    port.gid_index = (int) module->gid.index;
+    port.lid = module->port.port_attr.lid;
+    port.mtu = module->profile.mtu;
+    rc = pvrdma_common_probe_rdma_write(module->ctx, module->pd, &port, 2000, why, sizeof(why));
+    if (0 == rc) {
+        module->rdma_write_ok = false;
+        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: %s; large messages use send/recv copies",
+                               module->port.dev_name, module->port.port_num, why);
+    } else if (rc < 0) {
+        /* the probe itself failed (resources): keep the device's word */
+        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: RDMA WRITE probe not run (%s); assuming it works",
+                               module->port.dev_name, module->port.port_num, why);
+    } else {
+        MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: %s", module->port.dev_name, module->port.port_num, why);
+    }
+}
+
 static int choose_gid(mca_btl_pvrdma_module_t *module)
 {
     char err[256] = "";
@@ -183,6 +214,7 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
     struct pvrdma_common_qp_params *qp = &module->qp_params;
+    uint32_t cq_min;
     int rc;
 
     rc = choose_port(module);
@@ -208,7 +240,15 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
         mca_btl_pvrdma_error_verbs(module, "ibv_alloc_pd", errno);
         return OPAL_ERR_NOT_AVAILABLE;
     }
-    module->cq = ibv_create_cq(module->ctx, (int) module->profile.cq_depth, NULL, NULL, 0);
+    choose_rdma_write(module);
+    /* at least room for the shared receive queue and one peer */
+    cq_min = module->profile.max_send_wr +
+             (module->profile.use_srq ? module->profile.srq_depth : module->profile.max_recv_wr);
+    module->cq = pvrdma_common_create_cq(module->ctx, &module->profile.cq_depth, cq_min, NULL);
+    if (NULL != module->cq && module->cq->cqe > 0 &&
+        (uint32_t) module->cq->cqe > module->profile.cq_depth) {
+        module->profile.cq_depth = (uint32_t) module->cq->cqe; /* provider rounded up */
+    }
     if (NULL == module->cq) {
         mca_btl_pvrdma_error_verbs(module, "ibv_create_cq", errno);
         return OPAL_ERR_NOT_AVAILABLE;

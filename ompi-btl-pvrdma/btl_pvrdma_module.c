@@ -186,6 +186,12 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
         m->btl_flags &= ~MCA_BTL_FLAGS_GET;
         m->btl_get_limit = 0;
     }
+    if (!module->rdma_write_ok) {
+        /* ob1 then moves large messages as pipelined btl_send copies (or
+         * with btl_get when READ is available). */
+        m->btl_flags &= ~MCA_BTL_FLAGS_PUT;
+        m->btl_put_limit = 0;
+    }
     m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
     return OPAL_SUCCESS;
 }
@@ -234,6 +240,15 @@ static int init_memory(mca_btl_pvrdma_module_t *module)
                                mca_btl_pvrdma_frag_init, &module->rdma_frags);
 }
 
+/* How the rendezvous moves large messages (for the verbose "using" line). */
+static const char *rdma_mode_str(const mca_btl_pvrdma_module_t *module)
+{
+    if (module->profile.rdma_read_ok) {
+        return module->rdma_write_ok ? "read+write" : "read only";
+    }
+    return module->rdma_write_ok ? "write only" : "none (send/recv copies)";
+}
+
 int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_modex_t modex;
@@ -272,7 +287,7 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
                    module->port.is_pvrdma ? " [PVRDMA]" : "",
                    pvrdma_common_gid_type_str(module->gid.type), module->gid.index,
                    module->profile.mtu_bytes, module->srq ? "SRQ" : "per-QP receive queues",
-                   module->profile.rdma_read_ok ? "read+write" : "write only");
+                   rdma_mode_str(module));
     return OPAL_SUCCESS;
 }
 

@@ -100,6 +100,9 @@ int mca_btl_pvrdma_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 {
     (void) flags;
     (void) order;
+    if (OPAL_UNLIKELY(!((mca_btl_pvrdma_module_t *) btl)->rdma_write_ok)) {
+        return OPAL_ERR_NOT_AVAILABLE; /* WRITEs do not land on this device */
+    }
     return pvrdma_rdma((mca_btl_pvrdma_module_t *) btl, endpoint, IBV_WR_RDMA_WRITE,
                        local_address, remote_address, local_handle, remote_handle, size, cbfunc,
                        cbcontext, cbdata);

@@ -15,6 +15,37 @@ fail() { echo "not ok - $1: $2"; BED_FAILED=1; }
 # log_name NAME: a file name for a check's log.
 log_name() { echo "$LOGDIR/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').log"; }
 
+
+# The MPI test programs (built on the machine before the bed run: the tree
+# is read-only in the guests).
+MPI_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../mpi" && pwd)
+
+# mpi_check_run PREFIX TIMEOUT MPIRUN-ARGS... -- PROGRAM-ARGS...
+# Runs tests/mpi/mpi_check; each of its "ok - X" / "not ok - X: why" lines
+# becomes a check "PREFIX: X"; the run's exit status is one more check.
+# A suite that selects checks by name defines want_check NAME.
+mpi_check_run() {
+    local prefix=$1 t=$2 log rc line margs=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    if declare -F want_check >/dev/null && ! want_check "$prefix"; then return 0; fi
+    log=$(log_name "$prefix")
+    timeout -k 10 "$t" "${MPIRUN[@]}" "${margs[@]}" "$MPI_TESTS/mpi_check" "$@" >"$log" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+            "ok - "*) pass "$prefix: ${line#ok - }" ;;
+            "not ok - "*) line=${line#not ok - }
+                          fail "$prefix: ${line%%:*}" "${line#*: } (log: $log)" ;;
+        esac
+    done < <(grep -E '^(not )?ok - ' "$log")
+    if [ $rc = 0 ]; then pass "$prefix: run exits 0"
+    elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s (log: $log)"
+    else fail "$prefix: run" "exit $rc: $(grep -vE '^(not )?ok - ' "$log" | tail -n 4 | tr '\n' ' ' | cut -c1-300) (log: $log)"
+    fi
+}
+
 # check NAME TIMEOUT CMD...: passes when CMD exits 0 within TIMEOUT seconds.
 check() {
     local name=$1 t=$2 log rc

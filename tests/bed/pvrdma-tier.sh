@@ -47,4 +47,47 @@ if [ "$TB_HOSTS" -ge 2 ]; then
         fail "ib_send_bw node1->node2 on $DEV" "$(tail -n 3 "$bw" | tr '\n' ' ') (log: $bw)"
     fi
 fi
+
+# The diagnosis tool on a real vmw_pvrdma device: it must call it PVRDMA and pass.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+dlog=$(log_name "pvrdma-doctor")
+timeout -k 10 180 "$TOP/scripts/pvrdma-doctor" >"$dlog" 2>&1
+drc=$?
+if [ $drc -le 1 ] && grep -qE '^pvrdma-doctor: [0-9]+ PASS, [0-9]+ WARN, 0 FAIL$' "$dlog"; then
+    pass "pvrdma-doctor on a nested node: 0 FAIL (exit $drc)"
+else
+    fail "pvrdma-doctor on a nested node: 0 FAIL" "exit $drc: $(tail -n 2 "$dlog" | tr '\n' ' ') (log: $dlog)"
+fi
+grep -qE "$DEV \\(vmw_pvrdma, RoCE, PCI 15ad:0820" "$dlog" &&
+    pass "pvrdma-doctor reports $DEV as PVRDMA (driver vmw_pvrdma, PCI 15ad:0820)" ||
+    fail "pvrdma-doctor reports $DEV as PVRDMA" "no '$DEV (vmw_pvrdma, RoCE, PCI 15ad:0820' line (log: $dlog)"
+
+# sub_suite CMD...: runs another bed script here; its checks count as ours,
+# named "tier: ...".
+sub_suite() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+            "ok - "*) echo "ok - tier: ${line#ok - }" ;;
+            "not ok - "*) echo "not ok - tier: ${line#not ok - }"; BED_FAILED=1 ;;
+        esac
+    done < <("$@" 2>&1)
+}
+
+# The transports' data-integrity suites, the same scripts as on rxe, with
+# only this device.  Nothing is forced: the transports must find out by
+# themselves that RDMA WRITE does not land here (start-up probe) and move
+# large messages with send/recv.
+if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
+    sub_suite env BTL_ONLY="2x1" BTL_QUICK=1 bash "$TOP/tests/bed/btl.sh"
+    blog=$(dirname "$LOGDIR")/btl/btl_2x1.log
+    if grep -q 'RDMA none (send/recv copies)' "$blog" && grep -q 'arrived as a SEND' "$blog"; then
+        pass "tier: btl found RDMA WRITE broken by itself and used send/recv copies"
+    else
+        fail "tier: btl found RDMA WRITE broken by itself" "no probe/'RDMA none' lines (log: $blog)"
+    fi
+    sub_suite env PVRDMA_BED_DEV="$DEV:1" PVRDMA_BED_MPI_ARGS=--quick \
+        PVRDMA_BED_ONLY='^(ucp tag( 0..16.*)?|mpi( pml ucx 2x1| pml ucx: UCP.*)?)$' \
+        bash "$TOP/tests/bed/ucx.sh"
+fi
 bed_summary

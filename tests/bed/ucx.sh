@@ -91,7 +91,7 @@ if want "mpi"; then
             -x UCX_LOG_LEVEL=info -- ${PVRDMA_BED_MPI_ARGS:-}
         log=$(log_name "mpi pml ucx 2x1")
         if want "mpi pml ucx 2x1"; then
-            grep -qE 'pvrdma/rxe0:1' "$log" &&
+            grep -qF "pvrdma/$DEV" "$log" &&
                 pass "mpi pml ucx: UCP endpoints use pvrdma/$DEV" ||
                 fail "mpi pml ucx: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
         fi

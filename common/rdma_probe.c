@@ -1,0 +1,258 @@
+/**
+ * @file rdma_probe.c
+ * @brief Does an RDMA WRITE on this port land where it should?
+ *
+ * Why a probe and not a capability bit: verbs has no attribute for "RDMA
+ * WRITE works".  Every real RC device (VMware PVRDMA included) supports it,
+ * but QEMU's pvrdma device model (hw/rdma, QEMU <= 8) forwards every send
+ * WR to its backend as IBV_WR_SEND: a WRITE then consumes a receive buffer
+ * at the peer (or RNR-retries forever), and its backend QPs have no remote
+ * access.  A transport that trusted WRITE there would corrupt data or hang.
+ * So both transports run this once per port: a loopback RC QP writes 64
+ * bytes into its own registered buffer with one receive posted as a trap.
+ * The write works only if the data arrived, the send completed successfully
+ * and the trap receive was not consumed.
+ */
+#ifdef HAVE_CONFIG_H
+#include "pvrdma_config.h"
+#endif
+#include "pvrdma_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE_LEN   64
+#define PROBE_SRC   0
+#define PROBE_DST   PROBE_LEN
+#define PROBE_TRAP  (2 * PROBE_LEN)
+#define PROBE_BUF   (3 * PROBE_LEN)
+
+enum { PROBE_WR_RECV = 1, PROBE_WR_WRITE = 2 };
+
+struct probe {
+    struct ibv_cq *cq;
+    struct ibv_qp *qp;
+    struct ibv_mr *mr;
+    uint8_t       *buf;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void probe_destroy(struct probe *p)
+{
+    if (p->qp != NULL) {
+        (void)pvrdma_common_qp_to_err(p->qp);
+        (void)ibv_destroy_qp(p->qp);
+    }
+    if (p->mr != NULL) {
+        (void)ibv_dereg_mr(p->mr);
+    }
+    if (p->cq != NULL) {
+        (void)ibv_destroy_cq(p->cq);
+    }
+    free(p->buf);
+}
+
+/* A loopback RC QP: connected to itself, so no peer is involved. */
+static int probe_connect(struct probe *p, struct ibv_context *ctx,
+                         const struct pvrdma_common_probe_port *port)
+{
+    struct pvrdma_common_qp_params params;
+    struct pvrdma_common_addr_info self;
+    int rc;
+
+    pvrdma_common_qp_params_init(&params);
+    params.port_num     = port->port_num;
+    params.mtu          = port->mtu;
+    params.link_layer   = port->link_layer;
+    params.sgid_index   = (uint8_t)port->gid_index;
+    params.access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    /* Fail fast instead of retrying: a broken WRITE must not take long. */
+    params.retry_cnt    = 1;
+    params.rnr_retry    = 1;
+
+    memset(&self, 0, sizeof(self));
+    self.qpn = p->qp->qp_num;
+    self.psn = 0;
+    self.mtu = port->mtu;
+    self.lid = port->lid;
+    if ((port->link_layer == IBV_LINK_LAYER_ETHERNET) &&
+        ((rc = ibv_query_gid(ctx, port->port_num, port->gid_index,
+                             &self.gid)) != 0)) {
+        return (rc < 0) ? EIO : rc;
+    }
+    rc = pvrdma_common_qp_to_init(p->qp, &params);
+    if (rc == 0) {
+        rc = pvrdma_common_qp_to_rtr(p->qp, &params, &self);
+    }
+    if (rc == 0) {
+        rc = pvrdma_common_qp_to_rts(p->qp, &params, NULL, 0);
+    }
+    return rc;
+}
+
+static int probe_post(struct probe *p)
+{
+    struct ibv_sge rsge = { (uintptr_t)(p->buf + PROBE_TRAP), PROBE_LEN,
+                            p->mr->lkey };
+    struct ibv_sge wsge = { (uintptr_t)(p->buf + PROBE_SRC), PROBE_LEN,
+                            p->mr->lkey };
+    struct ibv_recv_wr rwr, *bad_rwr;
+    struct ibv_send_wr wwr, *bad_wwr;
+    int rc;
+
+    memset(&rwr, 0, sizeof(rwr));
+    rwr.wr_id   = PROBE_WR_RECV;
+    rwr.sg_list = &rsge;
+    rwr.num_sge = 1;
+    rc = ibv_post_recv(p->qp, &rwr, &bad_rwr);
+    if (rc != 0) {
+        return rc;
+    }
+    memset(&wwr, 0, sizeof(wwr));
+    wwr.wr_id               = PROBE_WR_WRITE;
+    wwr.sg_list             = &wsge;
+    wwr.num_sge             = 1;
+    wwr.opcode              = IBV_WR_RDMA_WRITE;
+    wwr.send_flags          = IBV_SEND_SIGNALED;   /* never INLINE: PVRDMA */
+    wwr.wr.rdma.remote_addr = (uintptr_t)(p->buf + PROBE_DST);
+    wwr.wr.rdma.rkey        = p->mr->rkey;
+    return ibv_post_send(p->qp, &wwr, &bad_wwr);
+}
+
+/* Wait for the WRITE's completion; note whether the trap receive fired. */
+static int probe_wait(struct probe *p, int timeout_ms, int *write_status,
+                      int *trapped)
+{
+    double deadline = now_ms() + timeout_ms;
+    struct ibv_wc wc[2];
+    int i, n;
+
+    *write_status = -1;
+    *trapped      = 0;
+    while (*write_status < 0) {
+        n = ibv_poll_cq(p->cq, 2, wc);
+        if (n < 0) {
+            return EIO;
+        }
+        for (i = 0; i < n; ++i) {
+            if (wc[i].wr_id == PROBE_WR_WRITE) {
+                *write_status = wc[i].status;
+            } else if (wc[i].status == IBV_WC_SUCCESS) {
+                *trapped = 1;
+            }
+        }
+        if ((n == 0) && (*write_status < 0)) {
+            if (now_ms() > deadline) {
+                return ETIMEDOUT;
+            }
+            /* An empty poll is a VM exit on PVRDMA: don't spin. */
+            usleep(200);
+        }
+    }
+    /* A converted WRITE is delivered before it is acknowledged: the trap's
+     * completion, if any, is queued by now.  One more look to be sure. */
+    n = ibv_poll_cq(p->cq, 2, wc);
+    for (i = 0; i < n; ++i) {
+        if ((wc[i].wr_id == PROBE_WR_RECV) && (wc[i].status == IBV_WC_SUCCESS)) {
+            *trapped = 1;
+        }
+    }
+    return 0;
+}
+
+int pvrdma_common_probe_rdma_write(struct ibv_context *ctx, struct ibv_pd *pd,
+                                   const struct pvrdma_common_probe_port *port,
+                                   int timeout_ms, char *why, size_t why_len)
+{
+    struct ibv_qp_init_attr init;
+    struct probe p;
+    int rc, status, trapped, i, result;
+
+    if ((ctx == NULL) || (pd == NULL) || (port == NULL) || (timeout_ms <= 0)) {
+        return -EINVAL;
+    }
+    memset(&p, 0, sizeof(p));
+    snprintf(why, why_len, "probe not run");
+    if ((rc = posix_memalign((void **)&p.buf, 64, PROBE_BUF)) != 0) {
+        p.buf = NULL;
+        snprintf(why, why_len, "out of memory");
+        return -rc;
+    }
+    for (i = 0; i < PROBE_BUF; ++i) {
+        p.buf[i] = (i < PROBE_DST) ? (uint8_t)(0xa5 ^ i) : 0;
+    }
+    p.cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+    p.mr = ibv_reg_mr(pd, p.buf, PROBE_BUF,
+                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if ((p.cq == NULL) || (p.mr == NULL)) {
+        rc = (errno != 0) ? errno : ENOMEM;
+        snprintf(why, why_len, "cannot create the probe's %s: %s",
+                 (p.cq == NULL) ? "CQ" : "MR", strerror(rc));
+        goto out_err;
+    }
+    memset(&init, 0, sizeof(init));
+    init.send_cq          = p.cq;
+    init.recv_cq          = p.cq;
+    init.qp_type          = IBV_QPT_RC;
+    init.sq_sig_all       = 0;
+    init.cap.max_send_wr  = 1;
+    init.cap.max_recv_wr  = 1;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    p.qp = ibv_create_qp(pd, &init);
+    if (p.qp == NULL) {
+        rc = (errno != 0) ? errno : ENOMEM;
+        snprintf(why, why_len, "cannot create the probe's QP: %s", strerror(rc));
+        goto out_err;
+    }
+    if ((rc = probe_connect(&p, ctx, port)) != 0) {
+        snprintf(why, why_len, "cannot connect the probe's loopback QP: %s",
+                 strerror(rc));
+        goto out_err;
+    }
+    if ((rc = probe_post(&p)) != 0) {
+        snprintf(why, why_len, "cannot post the probe's WRs: %s", strerror(rc));
+        goto out_err;
+    }
+    rc = probe_wait(&p, timeout_ms, &status, &trapped);
+    if (rc == ETIMEDOUT) {
+        snprintf(why, why_len, "an RDMA WRITE did not complete within %d ms",
+                 timeout_ms);
+        result = 0;
+    } else if (rc != 0) {
+        snprintf(why, why_len, "polling the probe's CQ failed");
+        goto out_err;
+    } else if (status != IBV_WC_SUCCESS) {
+        snprintf(why, why_len, "an RDMA WRITE completed with \"%s\"",
+                 ibv_wc_status_str((enum ibv_wc_status)status));
+        result = 0;
+    } else if (trapped) {
+        snprintf(why, why_len, "an RDMA WRITE arrived as a SEND (it consumed "
+                 "a receive buffer): the device forwards WRITEs as SENDs");
+        result = 0;
+    } else if (memcmp(p.buf + PROBE_SRC, p.buf + PROBE_DST, PROBE_LEN) != 0) {
+        snprintf(why, why_len, "an RDMA WRITE completed but its data did not "
+                 "arrive");
+        result = 0;
+    } else {
+        snprintf(why, why_len, "an RDMA WRITE landed intact");
+        result = 1;
+    }
+    probe_destroy(&p);
+    return result;
+
+out_err:
+    probe_destroy(&p);
+    return -rc;
+}
