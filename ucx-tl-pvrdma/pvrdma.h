@@ -31,6 +31,33 @@
  *   registered 8-byte slot of the sender's ep (so returning credits never
  *   needs a receive buffer or a message of its own, and cannot deadlock).
  *
+ * - Send/recv-only connections (UCX_PVRDMA_RDMA_WRITE).  QEMU's pvrdma
+ *   device model posts every send WR to its backend as a plain SEND: an RDMA
+ *   WRITE lands in a receive buffer of the peer (or RNR-retries forever) and
+ *   immediate data is lost.  Each iface finds out once per md and port with
+ *   a loopback probe (pvrdma_common_probe_rdma_write, cached in the md).
+ *   An iface without WRITE ("send-only"):
+ *     . advertises no PUT and its put ops return UCS_ERR_UNSUPPORTED (UCP
+ *       then uses its AM-based protocols and software RMA);
+ *     . sends AMs as plain SENDs with the AM id in an 8-byte header in front
+ *       of the payload (uct_pvrdma_am_hdr_t) instead of in immediate data;
+ *     . says so in its CONN_REQ (UCT_PVRDMA_CONN_F_SEND_ONLY).
+ *   A connection is send/recv-only when either end is send-only: the
+ *   passive side decides (its own WRITE or the requester's flag) and tells
+ *   the requester in the CONN_REP.  On such a connection
+ *     . credits are returned by SENDs carrying the cumulative count, into
+ *       UCT_PVRDMA_CREDIT_RX_LEN receives the ep keeps posted on its QP;
+ *       the channel has at most one credit message in flight and returns at
+ *       least RX_QUEUE_LEN / CREDIT_RX_LEN credits with each, which bounds
+ *       the unprocessed credit messages at the ep by CREDIT_RX_LEN (proof in
+ *       pvrdma_chan.c), so they never meet a missing receive (no RNR);
+ *     . the ep signals every send WR, so ep flush only waits for the
+ *       outstanding completions (an RC send completion means delivered) and
+ *       never needs the scratch-word WRITE;
+ *     . the ep refuses PUT (state UCT_PVRDMA_EP_CONNECTED_SR), even when
+ *       its own device could WRITE (the peer's model cannot be written to).
+ *   Connections between two WRITE-capable ifaces are unchanged.
+ *
  * - Completions.  One CQ per iface for every QP.  Sends are signalled every
  *   TX_MODERATION WRs and whenever a user completion or a buffer has to be
  *   released; a signalled completion retires all earlier WRs of the QP.
@@ -65,6 +92,7 @@ typedef struct uct_pvrdma_iface_config {
     unsigned                   poll_batch;     /**< CQEs per ibv_poll_cq */
     int                        cq_idle_polls;  /**< -1 auto, 0 never arm */
     int                        rdma_read;      /**< UCS_YES/NO/TRY */
+    int                        rdma_write;     /**< UCS_YES/NO/TRY */
     unsigned                   max_rd_atomic;  /**< initiator depth */
     int                        gid_index;      /**< -1 automatic choice */
     size_t                     path_mtu;       /**< 0 (auto) or bytes */
@@ -101,6 +129,7 @@ typedef struct uct_pvrdma_txq {
     struct ibv_qp              *qp;
     uct_pvrdma_qp_kind_t       kind;
     uint16_t                   avail;       /**< free send WQEs */
+    uint16_t                   moderation;  /**< signal every N WRs */
     uint16_t                   unsignaled;  /**< WRs since the last signal */
     uint16_t                   signaled;    /**< signalled WRs in flight */
     uint64_t                   posted_sn;   /**< last posted WR */
@@ -138,12 +167,41 @@ typedef struct uct_pvrdma_slot_chunk {
 } uct_pvrdma_slot_chunk_t;
 
 
-/** Connection-protocol state of an ep. */
+/**
+ * Connection-protocol state of an ep.  The order matters: an ep can send
+ * AMs (and GETs) when state >= CONNECTED_SR and PUTs only when state ==
+ * CONNECTED, so each hot path still tests one comparison.
+ */
 typedef enum {
     UCT_PVRDMA_EP_CONNECTING,
-    UCT_PVRDMA_EP_CONNECTED,
-    UCT_PVRDMA_EP_FAILED
+    UCT_PVRDMA_EP_FAILED,
+    UCT_PVRDMA_EP_CONNECTED_SR,  /**< connected, send/recv only (no PUT) */
+    UCT_PVRDMA_EP_CONNECTED      /**< connected, RDMA WRITE usable */
 } uct_pvrdma_ep_state_t;
+
+
+/**
+ * Receives an ep keeps posted for credit messages on a send/recv-only
+ * connection.  Sent in the CONN_REQ; the channel sizes its credit batches
+ * from it (see pvrdma_chan.c).
+ */
+#define UCT_PVRDMA_CREDIT_RX_LEN   4
+
+/** wr_id tag of those receives (rx descriptors are at least 8-aligned). */
+#define UCT_PVRDMA_CREDIT_RX_TAG   1ul
+
+
+/**
+ * Header in front of every AM an iface without RDMA WRITE sends (plain
+ * SEND, no immediate data: QEMU's device model drops immediates).
+ */
+typedef struct uct_pvrdma_am_hdr {
+    uint8_t                    am_id;
+    uint8_t                    magic;       /**< UCT_PVRDMA_AM_HDR_MAGIC */
+    uint8_t                    reserved[6]; /**< keeps the payload aligned */
+} UCS_S_PACKED uct_pvrdma_am_hdr_t;
+
+#define UCT_PVRDMA_AM_HDR_MAGIC    0xa5
 
 
 /** The active side of a connection. */
@@ -165,6 +223,13 @@ struct uct_pvrdma_ep {
     unsigned                   slot_index;
     uint64_t                   credits_seen; /**< cumulative value consumed */
 
+    /* send/recv-only connection: credit messages land in these slots */
+    struct {
+        uct_pvrdma_slot_chunk_t *chunk;
+        unsigned               index;
+    }                          credit_rx[UCT_PVRDMA_CREDIT_RX_LEN];
+    unsigned                   credit_rx_len; /**< 0: credits by WRITE */
+
     /* remote side */
     uint64_t                   flush_addr;  /**< peer scratch word */
     uint32_t                   flush_rkey;
@@ -183,7 +248,7 @@ struct uct_pvrdma_ep {
 
 /** The passive side of a connection: receives AMs from one peer ep. */
 struct uct_pvrdma_chan {
-    uct_pvrdma_txq_t           txq;         /**< credit writes only */
+    uct_pvrdma_txq_t           txq;         /**< credit returns only */
     uct_pvrdma_iface_t         *iface;
     ucs_list_link_t            list;        /**< iface->chans */
     unsigned                   rx_posted;   /**< receives in the QP */
@@ -192,6 +257,12 @@ struct uct_pvrdma_chan {
     unsigned                   src_index;
     uint64_t                   credit_addr; /**< peer ep's slot */
     uint32_t                   credit_rkey;
+    /* send/recv-only connection */
+    int                        send_credits;    /**< return credits by SEND */
+    int                        credit_inflight; /**< a credit SEND posted */
+    unsigned                   rx_hdr_len;  /**< AM header in front (0/8) */
+    size_t                     rx_offset;   /**< receive start in a desc */
+    unsigned                   rx_length;   /**< receive length */
     /* identity, for duplicate requests */
     union ibv_gid              peer_gid;
     uint32_t                   peer_ud_qpn;
@@ -254,8 +325,9 @@ struct uct_pvrdma_iface {
     ucs_list_link_t            slot_chunks;
     unsigned                   num_connecting;
     uint64_t                   conn_seq;
-    volatile uint64_t          scratch;     /**< target of flush writes */
+    volatile uint64_t          *scratch;    /**< target of flush writes */
     struct ibv_mr              *scratch_mr;
+    int                        rdma_write_ok; /**< 0: send-only iface */
 
     struct {
         size_t                 seg_size;
@@ -264,6 +336,7 @@ struct uct_pvrdma_iface {
         unsigned               rx_batch;
         unsigned               tx_moderation;
         unsigned               tx_max_sge;
+        unsigned               max_inline;  /**< inline bytes; 0 on PVRDMA */
         unsigned               poll_batch;
         unsigned               idle_polls;
         size_t                 max_put_zcopy;
@@ -304,6 +377,22 @@ ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
                                     const void *header, unsigned header_length,
                                     const uct_iov_t *iov, size_t iovcnt,
                                     unsigned flags, uct_completion_t *comp);
+/* the same for an iface without RDMA WRITE (uct_pvrdma_am_hdr_t, no imm) */
+ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t hdr, const void *payload,
+                                       unsigned length);
+ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags);
+ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags, uct_completion_t *comp);
+ssize_t uct_pvrdma_ep_put_bcopy_unsupported(uct_ep_h tl_ep,
+                                            uct_pack_callback_t pack_cb,
+                                            void *arg, uint64_t remote_addr,
+                                            uct_rkey_t rkey);
 ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                      unsigned length, uint64_t remote_addr,
                                      uct_rkey_t rkey);
@@ -329,6 +418,8 @@ ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
 void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
                                  uct_pending_purge_callback_t cb, void *arg);
 void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn);
+ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc);
 void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
 void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
 int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
@@ -346,12 +437,14 @@ void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep);
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     const struct pvrdma_common_addr_info *peer,
                                     uint32_t local_psn, uint64_t credit_addr,
-                                    uint32_t credit_rkey,
+                                    uint32_t credit_rkey, int send_credits,
+                                    unsigned peer_credit_rx, int rx_am_hdr,
                                     uct_pvrdma_chan_t **chan_p);
 void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc);
 void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan);
 
 /* pvrdma_slot.c */
+void *uct_pvrdma_page_alloc(size_t size, const char *name);
 ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
                                  uct_pvrdma_slot_chunk_t **chunk_p,
                                  unsigned *index_p);

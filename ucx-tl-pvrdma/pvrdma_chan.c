@@ -8,29 +8,76 @@
 #include "pvrdma_impl.h"
 
 
+/*
+ * Send/recv-only connection: return owed credits by a SEND of the cumulative
+ * total into one of the UCT_PVRDMA_CREDIT_RX_LEN receives (K below) the
+ * peer ep keeps posted.  Such a SEND must never find no receive posted: with
+ * rnr_retry 7 it would retry until the ep reposts, with less it would break
+ * the connection.  Two rules make that impossible:
+ *   (1) at most one credit message is in flight (the next one is posted
+ *       after the previous completed; this also keeps the source slot
+ *       unchanged while the device reads it), and every message returns at
+ *       least `threshold' >= ceil(initial / K) credits (need_return);
+ *   (2) the ep reads a credit message only when it processes its completion,
+ *       and reposts that receive right then (uct_pvrdma_ep_handle_credit_rx).
+ * Let c be the messages the ep has processed and R_i the total returned by
+ * message i.  The ep can have sent at most initial + R_c AMs, so we cannot
+ * have received, hence returned, more: R_n <= initial + R_c for any message
+ * n we post.  As each message returns >= threshold, n - c <= initial /
+ * threshold <= K: counting the arriving one, at most K messages are
+ * unprocessed at the ep, so one of its K receives is free for it.  Nothing
+ * depends on the ep's progress except the ep's own credits.
+ */
+static void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
+                                         struct ibv_send_wr *wr,
+                                         uint32_t count)
+{
+    volatile uint64_t *total = &chan->src_chunk->slots[chan->src_index];
+
+    wr->opcode = IBV_WR_SEND;
+    if (uct_pvrdma_txq_post(chan->iface, &chan->txq, wr, 1) == UCS_OK) {
+        chan->credit_inflight = 1;
+    } else {
+        /* still owed: returned with the next attempt */
+        *total                 -= count;
+        chan->credits.owed     += count;
+        chan->credits.returned -= count;
+    }
+}
+
+
 /* Return owed credits: RDMA WRITE of the cumulative total to the peer's
- * slot.  Skipped (and retried on the next completion) when the QP is full. */
+ * slot (or a SEND of it, see above).  Skipped (and retried on the next
+ * completion) when the QP is full. */
 static void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
     volatile uint64_t *total  = &chan->src_chunk->slots[chan->src_index];
     struct ibv_send_wr wr;
     struct ibv_sge sge;
+    uint32_t count;
 
     if (!pvrdma_common_credits_need_return(&chan->credits) ||
-        !uct_pvrdma_txq_has_room(iface, &chan->txq)) {
-        return;
+        !uct_pvrdma_txq_has_room(iface, &chan->txq) ||
+        ucs_unlikely(chan->credit_inflight)) {
+        return; /* (a credit SEND in flight: again from its completion) */
     }
 
-    *total    += pvrdma_common_credits_piggyback(&chan->credits);
+    count      = pvrdma_common_credits_piggyback(&chan->credits);
+    *total    += count;
     sge.addr   = (uintptr_t)total;
     sge.length = sizeof(*total);
     sge.lkey   = chan->src_chunk->mr->lkey;
 
     wr.sg_list             = &sge;
     wr.num_sge             = 1;
-    wr.opcode              = IBV_WR_RDMA_WRITE;
     wr.send_flags          = 0;
+    if (ucs_unlikely(chan->send_credits)) {
+        uct_pvrdma_chan_send_credits(chan, &wr, count);
+        return;
+    }
+
+    wr.opcode              = IBV_WR_RDMA_WRITE;
     wr.wr.rdma.remote_addr = chan->credit_addr;
     wr.wr.rdma.rkey        = chan->credit_rkey;
     (void)uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0);
@@ -60,8 +107,8 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
         }
 
         desc->chan       = chan;
-        sges[count].addr   = (uintptr_t)desc + iface->rx_payload_offset;
-        sges[count].length = iface->config.seg_size;
+        sges[count].addr   = (uintptr_t)desc + chan->rx_offset;
+        sges[count].length = chan->rx_length;
         sges[count].lkey   = desc->lkey;
         wrs[count].wr_id   = (uintptr_t)desc;
         wrs[count].sg_list = &sges[count];
@@ -125,22 +172,51 @@ static void uct_pvrdma_chan_fail(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 }
 
 
+/*
+ * AM id of a message without immediate data: from a send-only peer the
+ * payload starts with uct_pvrdma_am_hdr_t (the receive was posted that much
+ * before the payload offset, so the payload still lands there).  Returns
+ * UCT_AM_ID_MAX when the message carries no valid id.
+ */
+static UCS_F_NOINLINE uint32_t
+uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
+                       const void *data, uint32_t *length_p)
+{
+    const uct_pvrdma_am_hdr_t *hdr;
+
+    if ((chan->rx_hdr_len == 0) || (wc->wc_flags & IBV_WC_WITH_IMM) ||
+        (wc->byte_len < sizeof(*hdr))) {
+        return UCT_AM_ID_MAX;
+    }
+
+    hdr = UCS_PTR_BYTE_OFFSET(data, -(ptrdiff_t)sizeof(*hdr));
+    if ((hdr->magic != UCT_PVRDMA_AM_HDR_MAGIC) ||
+        (hdr->am_id >= UCT_AM_ID_MAX)) {
+        return UCT_AM_ID_MAX;
+    }
+
+    *length_p = wc->byte_len - sizeof(*hdr);
+    return hdr->am_id;
+}
+
+
 void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
     uct_pvrdma_rx_desc_t *desc;
     ucs_status_t status;
-    uint32_t am_id;
+    uint32_t am_id, length;
     void *data;
 
     if (!(wc->opcode & IBV_WC_RECV)) {
-        /* completion of a credit write */
+        /* completion of a credit write or credit message */
         if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
             uct_pvrdma_chan_fail(chan, wc);
             return;
         }
-        chan->txq.avail   += wc->wr_id - chan->txq.acked_sn;
-        chan->txq.acked_sn = wc->wr_id;
+        chan->txq.avail      += wc->wr_id - chan->txq.acked_sn;
+        chan->txq.acked_sn    = wc->wr_id;
+        chan->credit_inflight = 0;
         uct_pvrdma_chan_return_credits(chan);
         return;
     }
@@ -154,27 +230,33 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
         return;
     }
 
-    am_id = ntohl(wc->imm_data);
+    data   = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
+    length = wc->byte_len;
+    am_id  = ntohl(wc->imm_data);
     if (ucs_unlikely(!(wc->wc_flags & IBV_WC_WITH_IMM) ||
                      (am_id >= UCT_AM_ID_MAX))) {
-        ucs_error("pvrdma: qp 0x%x: dropped a message without a valid "
-                  "active message id", wc->qp_num);
-        ucs_mpool_put_inline(desc);
-    } else {
-        data = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
-        uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
-                           wc->byte_len, "RX: AM");
-        status = uct_iface_invoke_am(&iface->super, am_id, data, wc->byte_len,
-                                     UCT_CB_PARAM_FLAG_DESC);
-        if (status == UCS_OK) {
+        am_id = uct_pvrdma_chan_am_hdr(chan, wc, data, &length);
+        if (am_id >= UCT_AM_ID_MAX) {
+            ucs_error("pvrdma: qp 0x%x: dropped a message without a valid "
+                      "active message id", wc->qp_num);
             ucs_mpool_put_inline(desc);
-        } else {
-            /* the user keeps it and calls uct_iface_release_desc() */
-            uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom_offset))
-                    = &iface->release_desc;
+            goto out;
         }
     }
 
+    uct_iface_trace_am(&iface->super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
+                       length, "RX: AM");
+    status = uct_iface_invoke_am(&iface->super, am_id, data, length,
+                                 UCT_CB_PARAM_FLAG_DESC);
+    if (status == UCS_OK) {
+        ucs_mpool_put_inline(desc);
+    } else {
+        /* the user keeps it and calls uct_iface_release_desc() */
+        uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom_offset))
+                = &iface->release_desc;
+    }
+
+out:
     uct_pvrdma_chan_refill(chan, 0);
     uct_pvrdma_chan_return_credits(chan);
 }
@@ -183,9 +265,11 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     const struct pvrdma_common_addr_info *peer,
                                     uint32_t local_psn, uint64_t credit_addr,
-                                    uint32_t credit_rkey,
+                                    uint32_t credit_rkey, int send_credits,
+                                    unsigned peer_credit_rx, int rx_am_hdr,
                                     uct_pvrdma_chan_t **chan_p)
 {
+    unsigned threshold = iface->config.rx_batch;
     uct_pvrdma_chan_t *chan;
     ucs_status_t status;
     int ret;
@@ -210,6 +294,18 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
     chan->credit_rkey = credit_rkey;
     chan->txq.kind    = UCT_PVRDMA_QP_CHAN;
     chan->txq.avail   = iface->config.tx_queue_len;
+    chan->txq.moderation = iface->config.tx_moderation;
+    chan->send_credits   = send_credits;
+    chan->rx_hdr_len     = rx_am_hdr ? sizeof(uct_pvrdma_am_hdr_t) : 0;
+    chan->rx_offset      = iface->rx_payload_offset - chan->rx_hdr_len;
+    chan->rx_length      = iface->config.seg_size + chan->rx_hdr_len;
+    if (send_credits) {
+        /* each credit message returns >= initial / peer_credit_rx credits
+         * (see uct_pvrdma_chan_send_credits) */
+        threshold = ucs_max(threshold,
+                            ucs_div_round_up(iface->config.rx_queue_len,
+                                             peer_credit_rx));
+    }
 
     status = uct_pvrdma_slot_get(iface, &chan->src_chunk, &chan->src_index);
     if (status != UCS_OK) {
@@ -223,7 +319,15 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
     }
 
     pvrdma_common_credits_init(&chan->credits, iface->config.rx_queue_len, 1,
-                               iface->config.rx_batch);
+                               threshold);
+    if (send_credits && ((uint64_t)chan->credits.threshold * peer_credit_rx <
+                         iface->config.rx_queue_len)) {
+        ucs_error("pvrdma: peer posts %u credit receives, too few for %u "
+                  "receive credits", peer_credit_rx,
+                  iface->config.rx_queue_len);
+        status = UCS_ERR_UNSUPPORTED;
+        goto err_qp;
+    }
 
     /* post every receive before the peer can send */
     uct_pvrdma_chan_refill(chan, 1);

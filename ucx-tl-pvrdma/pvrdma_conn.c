@@ -4,9 +4,13 @@
  *        per iface (see the design notes in pvrdma.h).
  *
  * Messages (64 bytes, integers big-endian):
- *   REQ   requester -> iface:  its RC QP address, credit slot address/rkey
+ *   REQ   requester -> iface:  its RC QP address, credit slot address/rkey,
+ *                              credit receives it would post (send/recv
+ *                              mode), flag SEND_ONLY if it has no RDMA WRITE
  *   REP   iface -> requester:  passive RC QP address, receives posted,
- *                              scratch word address/rkey (for flush writes)
+ *                              scratch word address/rkey (for flush writes),
+ *                              flag SEND_ONLY if the connection is
+ *                              send/recv-only (either end has no WRITE)
  *   REJ   iface -> requester:  the connection cannot be accepted
  *   DISC  requester -> iface:  the ep was destroyed, free the channel
  * A REQ is resent every CONN_RETRY until REP/REJ or CONN_TIMEOUT; the
@@ -31,10 +35,15 @@ enum {
 };
 
 
+/* conn_msg.flags; 0 from a peer that predates them means "WRITE works" */
+#define UCT_PVRDMA_CONN_F_SEND_ONLY  UCS_BIT(0)
+
+
 typedef struct uct_pvrdma_conn_msg {
     uint8_t  type;
     uint8_t  version;
-    uint8_t  reserved[2];
+    uint8_t  flags;       /**< UCT_PVRDMA_CONN_F_* */
+    uint8_t  reserved;
     uint32_t src_ud_qpn;
     uint64_t conn_id;
     uint8_t  addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
@@ -220,6 +229,8 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
     msg.remote_addr = htobe64(
             (uintptr_t)&ep->slot_chunk->slots[ep->slot_index]);
     msg.rkey        = htobe32(ep->slot_chunk->mr->rkey);
+    msg.credits     = htobe32(UCT_PVRDMA_CREDIT_RX_LEN);
+    msg.flags       = iface->rdma_write_ok ? 0 : UCT_PVRDMA_CONN_F_SEND_ONLY;
     uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
 }
 
@@ -310,10 +321,22 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
                            const struct pvrdma_common_addr_info *peer)
 {
     uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
+    int send_only       = (msg->flags & UCT_PVRDMA_CONN_F_SEND_ONLY) ||
+                          !iface->rdma_write_ok;
+    ucs_status_t status;
     int ret;
 
     if (ep == NULL) {
         return; /* duplicate reply, or the ep is gone */
+    }
+
+    if (send_only) {
+        /* before RTR: the peer may send credits as soon as it sees an AM */
+        status = uct_pvrdma_ep_start_send_credits(ep);
+        if (status != UCS_OK) {
+            uct_pvrdma_ep_set_failed(ep, status);
+            return;
+        }
     }
 
     ret = pvrdma_common_qp_to_rtr(ep->txq.qp, &iface->qp_params, peer);
@@ -338,10 +361,12 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
 
     ep->flush_addr = be64toh(msg->remote_addr);
     ep->flush_rkey = be32toh(msg->rkey);
-    ep->state      = UCT_PVRDMA_EP_CONNECTED;
+    ep->state      = send_only ? UCT_PVRDMA_EP_CONNECTED_SR :
+                                 UCT_PVRDMA_EP_CONNECTED;
     --iface->num_connecting;
-    ucs_debug("pvrdma: ep %p qp 0x%x connected to qp 0x%x, %u credits", ep,
-              ep->txq.qp->qp_num, peer->qpn, ep->credits.initial);
+    ucs_debug("pvrdma: ep %p qp 0x%x connected to qp 0x%x, %u credits%s", ep,
+              ep->txq.qp->qp_num, peer->qpn, ep->credits.initial,
+              send_only ? ", send/recv only (credits by SEND, no PUT)" : "");
 
     /* requests queued while connecting can go now */
     if (!ucs_queue_is_empty(&ep->pending) && !ep->in_pending_list) {
@@ -392,6 +417,8 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 {
     uint32_t ud_qpn  = be32toh(req->src_ud_qpn);
     uint64_t conn_id = be64toh(req->conn_id);
+    int peer_sr      = !!(req->flags & UCT_PVRDMA_CONN_F_SEND_ONLY);
+    int send_only    = peer_sr || !iface->rdma_write_ok;
     uct_pvrdma_conn_msg_t rep;
     uct_pvrdma_chan_t *chan;
     struct ibv_ah *ah;
@@ -416,11 +443,19 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         ucs_error("pvrdma: %s:%d: rejecting a connection: %s",
                   iface->md->dev_name, iface->port_num, err);
         status = UCS_ERR_UNREACHABLE;
+    } else if (send_only && (be32toh(req->credits) == 0)) {
+        ucs_error("pvrdma: %s:%d: rejecting a connection: it needs send/recv "
+                  "credit returns (no RDMA WRITE) but the peer's transport "
+                  "does not support them", iface->md->dev_name,
+                  iface->port_num);
+        status = UCS_ERR_UNSUPPORTED;
     } else {
         psn    = ucs_generate_uuid(conn_id) & 0xffffff;
         status = uct_pvrdma_chan_create(iface, peer, psn,
                                         be64toh(req->remote_addr),
-                                        be32toh(req->rkey), &chan);
+                                        be32toh(req->rkey), send_only,
+                                        be32toh(req->credits), peer_sr,
+                                        &chan);
     }
 
     if (status != UCS_OK) {
@@ -435,16 +470,19 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 
     uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
     uct_pvrdma_conn_pack_addr(iface, chan->txq.qp->qp_num, psn, rep.addr);
-    rep.remote_addr = htobe64((uintptr_t)&iface->scratch);
+    rep.remote_addr = htobe64((uintptr_t)iface->scratch);
     rep.rkey        = htobe32(iface->scratch_mr->rkey);
     rep.credits     = htobe32(iface->config.rx_queue_len);
+    rep.flags       = send_only ? UCT_PVRDMA_CONN_F_SEND_ONLY : 0;
 
     UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
     memcpy(chan->rep, &rep, sizeof(rep));
     chan->rep_len = sizeof(rep);
     uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
-    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x",
-              conn_id, chan->txq.qp->qp_num);
+    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x%s%s",
+              conn_id, chan->txq.qp->qp_num,
+              send_only ? ", send/recv only" : "",
+              peer_sr ? " (AM id in a header)" : "");
 }
 
 
@@ -586,7 +624,7 @@ ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
 
     size = iface->ud.rx_len * UCT_PVRDMA_UD_RX_SIZE +
            UCT_PVRDMA_UD_TX_LEN * sizeof(uct_pvrdma_conn_msg_t);
-    iface->ud.buf = ucs_calloc(1, size, "pvrdma ud buffers");
+    iface->ud.buf = uct_pvrdma_page_alloc(size, "pvrdma ud buffers");
     if (iface->ud.buf == NULL) {
         return UCS_ERR_NO_MEMORY;
     }

@@ -60,6 +60,130 @@ void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn)
 }
 
 
+/* ----------------------------------------------------------------------- */
+/*  Credit messages of a send/recv-only connection                         */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_ep_credit_rx_wr(uct_pvrdma_ep_t *ep, unsigned index,
+                                       struct ibv_recv_wr *wr,
+                                       struct ibv_sge *sge)
+{
+    uct_pvrdma_slot_chunk_t *chunk = ep->credit_rx[index].chunk;
+
+    sge->addr   = (uintptr_t)&chunk->slots[ep->credit_rx[index].index];
+    sge->length = sizeof(chunk->slots[0]);
+    sge->lkey   = chunk->mr->lkey;
+    wr->wr_id   = ((uint64_t)index << 1) | UCT_PVRDMA_CREDIT_RX_TAG;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->next    = NULL;
+}
+
+
+static int uct_pvrdma_ep_post_credit_rx(uct_pvrdma_ep_t *ep,
+                                        struct ibv_recv_wr *wrs)
+{
+    struct ibv_recv_wr *bad_wr;
+    int ret;
+
+    ret = ibv_post_recv(ep->txq.qp, wrs, &bad_wr);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_post_recv(qp 0x%x, credit) failed: %s",
+                  ep->txq.qp->qp_num, strerror(ret));
+    }
+    return ret;
+}
+
+
+/*
+ * The CONN_REP made this a send/recv-only connection: the peer's channel
+ * returns credits by SENDs of its cumulative count.  Post
+ * UCT_PVRDMA_CREDIT_RX_LEN receives, each into its own registered 8-byte
+ * slot (a credit message is read only when its completion is processed, which
+ * is what bounds the messages in flight, see pvrdma_chan.c), and signal
+ * every send so that flush never needs an RDMA WRITE.
+ */
+ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    struct ibv_recv_wr wrs[UCT_PVRDMA_CREDIT_RX_LEN];
+    struct ibv_sge sges[UCT_PVRDMA_CREDIT_RX_LEN];
+    ucs_status_t status;
+    unsigned i;
+
+    if (iface->cq_budget < UCT_PVRDMA_CREDIT_RX_LEN +
+                           iface->config.tx_queue_len) {
+        ucs_error("pvrdma: %s:%d: completion queue full, cannot connect more "
+                  "endpoints (raise UCX_PVRDMA_CQ_LEN)", iface->md->dev_name,
+                  iface->port_num);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    for (i = 0; i < UCT_PVRDMA_CREDIT_RX_LEN; ++i) {
+        status = uct_pvrdma_slot_get(iface, &ep->credit_rx[i].chunk,
+                                     &ep->credit_rx[i].index);
+        if (status != UCS_OK) {
+            goto err_slots;
+        }
+        uct_pvrdma_ep_credit_rx_wr(ep, i, &wrs[i], &sges[i]);
+        if (i > 0) {
+            wrs[i - 1].next = &wrs[i];
+        }
+    }
+
+    if (uct_pvrdma_ep_post_credit_rx(ep, wrs) != 0) {
+        status = UCS_ERR_IO_ERROR;
+        goto err_slots;
+    }
+
+    ep->credit_rx_len    = UCT_PVRDMA_CREDIT_RX_LEN;
+    ep->txq.moderation   = 1;
+    iface->cq_budget    -= UCT_PVRDMA_CREDIT_RX_LEN;
+    return UCS_OK;
+
+err_slots:
+    while (i-- > 0) {
+        uct_pvrdma_slot_put(ep->credit_rx[i].chunk, ep->credit_rx[i].index);
+    }
+    return status;
+}
+
+
+/* A credit message arrived: publish its count in the credit slot (where
+ * uct_pvrdma_ep_refresh_credits reads it, as with WRITE-returned credits)
+ * and repost the receive. */
+void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc)
+{
+    unsigned index = wc->wr_id >> 1;
+    volatile uint64_t *total;
+    struct ibv_recv_wr wr;
+    struct ibv_sge sge;
+    uint64_t value;
+
+    if (ucs_unlikely((wc->status != IBV_WC_SUCCESS) ||
+                     (index >= ep->credit_rx_len))) {
+        /* a QP error also fails the ep's sends, which report it */
+        ucs_log((wc->status == IBV_WC_WR_FLUSH_ERR) ? UCS_LOG_LEVEL_DEBUG :
+                UCS_LOG_LEVEL_DIAG, "pvrdma: ep %p: credit receive %u: %s", ep,
+                index, ibv_wc_status_str(wc->status));
+        return;
+    }
+
+    value = ep->credit_rx[index].chunk->slots[ep->credit_rx[index].index];
+    total = &ep->slot_chunk->slots[ep->slot_index];
+    if (wc->byte_len != sizeof(value)) {
+        ucs_diag("pvrdma: ep %p: ignoring a %u-byte credit message", ep,
+                 wc->byte_len);
+    } else if ((int64_t)(value - *total) > 0) {
+        *total = value; /* cumulative, and RC keeps the messages in order */
+    }
+
+    uct_pvrdma_ep_credit_rx_wr(ep, index, &wr, &sge);
+    (void)uct_pvrdma_ep_post_credit_rx(ep, &wr);
+}
+
+
 void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
@@ -100,7 +224,7 @@ int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep)
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
 
-    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) ||
+    if (!uct_pvrdma_ep_is_connected(ep) ||
         !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
         return 0;
     }
@@ -197,19 +321,27 @@ uct_pvrdma_ep_am_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 }
 
 
-/* Post SEND_WITH_IMM (immediate = AM id) with the given SGEs. */
+/*
+ * Post an AM with the given SGEs: SEND_WITH_IMM (immediate = AM id), or on
+ * an iface without RDMA WRITE (@p sr, a constant at every call site) a
+ * plain SEND whose payload starts with uct_pvrdma_am_hdr_t.
+ */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                       uint8_t id, struct ibv_sge *sge, int num_sge,
-                      uct_pvrdma_tx_desc_t *desc, int signal)
+                      uct_pvrdma_tx_desc_t *desc, int signal, int sr)
 {
     struct ibv_send_wr wr;
     ucs_status_t status;
 
     wr.sg_list    = sge;
     wr.num_sge    = num_sge;
-    wr.opcode     = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data   = htonl(id);
+    if (sr) {
+        wr.opcode   = IBV_WR_SEND;
+    } else {
+        wr.opcode   = IBV_WR_SEND_WITH_IMM;
+        wr.imm_data = htonl(id);
+    }
     wr.send_flags = 0;
 
     status = uct_pvrdma_ep_post(iface, ep, &wr, signal);
@@ -224,8 +356,76 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 }
 
 
-ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
-                                    const void *payload, unsigned length)
+/* Where the AM's own bytes start in a send buffer; writes the send/recv
+ * header in front when @p sr. */
+static UCS_F_ALWAYS_INLINE void *
+uct_pvrdma_ep_am_buf(uct_pvrdma_tx_desc_t *desc, uint8_t id, int sr)
+{
+    uct_pvrdma_am_hdr_t *hdr;
+
+    if (!sr) {
+        return desc + 1;
+    }
+
+    hdr        = (uct_pvrdma_am_hdr_t*)(desc + 1);
+    hdr->am_id = id;
+    hdr->magic = UCT_PVRDMA_AM_HDR_MAGIC;
+    memset(hdr->reserved, 0, sizeof(hdr->reserved));
+    return hdr + 1;
+}
+
+
+#define UCT_PVRDMA_AM_HDR_SIZE(_sr) ((_sr) ? sizeof(uct_pvrdma_am_hdr_t) : 0)
+
+
+/*
+ * am_short where the device takes inline data (not PVRDMA, whose QPs have
+ * max_inline_data 0 and never get here): the provider copies header and
+ * payload into the WQE at post time, so no send buffer, no lkey lookup in
+ * the device and nothing to release on completion.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_short_inline(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                              uint8_t id, uint64_t hdr, const void *payload,
+                              unsigned length)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge[2];
+    ucs_status_t status;
+
+    status = uct_pvrdma_ep_check_tx(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    if (ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    sge[0].addr   = (uintptr_t)&hdr;
+    sge[0].length = sizeof(hdr);
+    sge[0].lkey   = 0;
+    sge[1].addr   = (uintptr_t)payload;
+    sge[1].length = length;
+    sge[1].lkey   = 0;
+    wr.sg_list    = sge;
+    wr.num_sge    = (length > 0) ? 2 : 1;
+    wr.opcode     = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data   = htonl(id);
+    wr.send_flags = IBV_SEND_INLINE;
+
+    status = uct_pvrdma_ep_post(iface, ep, &wr, 0);
+    if (ucs_unlikely(status != UCS_OK)) {
+        pvrdma_common_credits_untake(&ep->credits);
+        return status;
+    }
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
+    return UCS_OK;
+}
+
+
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
+                              const void *payload, unsigned length, int sr)
 {
     uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
@@ -238,25 +438,31 @@ ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
     UCT_CHECK_LENGTH(sizeof(hdr) + length, 0, iface->config.seg_size,
                      "am_short");
 
+    if (!sr && (sizeof(hdr) + length <= iface->config.max_inline)) {
+        return uct_pvrdma_ep_am_short_inline(iface, ep, id, hdr, payload,
+                                             length);
+    }
+
     status = uct_pvrdma_ep_am_prepare(iface, ep, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
 
     /* no inline data on PVRDMA: copy into a registered buffer */
-    uct_am_short_fill_data(desc + 1, hdr, payload, length);
+    uct_am_short_fill_data(uct_pvrdma_ep_am_buf(desc, id, sr), hdr, payload,
+                           length);
     sge.addr   = (uintptr_t)(desc + 1);
-    sge.length = sizeof(hdr) + length;
+    sge.length = UCT_PVRDMA_AM_HDR_SIZE(sr) + sizeof(hdr) + length;
     sge.lkey   = desc->lkey;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
-    return uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0);
+    return uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0, sr);
 }
 
 
-ssize_t uct_pvrdma_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
-                               uct_pack_callback_t pack_cb, void *arg,
-                               unsigned flags UCS_V_UNUSED)
+static UCS_F_ALWAYS_INLINE ssize_t
+uct_pvrdma_ep_am_bcopy_common(uct_ep_h tl_ep, uint8_t id,
+                              uct_pack_callback_t pack_cb, void *arg, int sr)
 {
     uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
@@ -273,14 +479,14 @@ ssize_t uct_pvrdma_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    length = pack_cb(desc + 1, arg);
+    length = pack_cb(uct_pvrdma_ep_am_buf(desc, id, sr), arg);
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "am_bcopy");
     sge.addr   = (uintptr_t)(desc + 1);
-    sge.length = length;
+    sge.length = UCT_PVRDMA_AM_HDR_SIZE(sr) + length;
     sge.lkey   = desc->lkey;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    status = uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0);
+    status = uct_pvrdma_ep_am_post(iface, ep, id, &sge, 1, desc, 0, sr);
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
@@ -310,11 +516,10 @@ uct_pvrdma_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt,
 }
 
 
-ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
-                                    const void *header, unsigned header_length,
-                                    const uct_iov_t *iov, size_t iovcnt,
-                                    unsigned flags UCS_V_UNUSED,
-                                    uct_completion_t *comp)
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_zcopy_common(uct_ep_h tl_ep, uint8_t id, const void *header,
+                              unsigned header_length, const uct_iov_t *iov,
+                              size_t iovcnt, uct_completion_t *comp, int sr)
 {
     uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
@@ -338,18 +543,54 @@ ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    memcpy(desc + 1, header, header_length);
+    /* the send/recv header travels in the same SGE as the user header */
+    memcpy(uct_pvrdma_ep_am_buf(desc, id, sr), header, header_length);
     sge[0].addr   = (uintptr_t)(desc + 1);
-    sge[0].length = header_length;
+    sge[0].length = UCT_PVRDMA_AM_HDR_SIZE(sr) + header_length;
     sge[0].lkey   = desc->lkey;
     num_sge       = 1 + uct_pvrdma_iov_to_sge(&sge[1], iov, iovcnt, &length);
     desc->comp    = comp;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
     status = uct_pvrdma_ep_am_post(iface, ep, id, sge, num_sge, desc,
-                                   comp != NULL);
+                                   comp != NULL, sr);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
+
+
+/* The AM ops of an iface with RDMA WRITE (no suffix, immediate data) and of
+ * a send-only one (_sr, uct_pvrdma_am_hdr_t); uct_pvrdma_iface_t's ops table
+ * holds one set (uct_pvrdma_iface_init_rdma_write). */
+#define UCT_PVRDMA_EP_DEFINE_AM_OPS(_suffix, _sr) \
+    ucs_status_t uct_pvrdma_ep_am_short##_suffix(uct_ep_h tl_ep, uint8_t id, \
+                                                 uint64_t hdr, \
+                                                 const void *payload, \
+                                                 unsigned length) \
+    { \
+        return uct_pvrdma_ep_am_short_common(tl_ep, id, hdr, payload, \
+                                             length, _sr); \
+    } \
+    \
+    ssize_t uct_pvrdma_ep_am_bcopy##_suffix(uct_ep_h tl_ep, uint8_t id, \
+                                            uct_pack_callback_t pack_cb, \
+                                            void *arg, \
+                                            unsigned flags UCS_V_UNUSED) \
+    { \
+        return uct_pvrdma_ep_am_bcopy_common(tl_ep, id, pack_cb, arg, _sr); \
+    } \
+    \
+    ucs_status_t uct_pvrdma_ep_am_zcopy##_suffix( \
+            uct_ep_h tl_ep, uint8_t id, const void *header, \
+            unsigned header_length, const uct_iov_t *iov, size_t iovcnt, \
+            unsigned flags UCS_V_UNUSED, uct_completion_t *comp) \
+    { \
+        return uct_pvrdma_ep_am_zcopy_common(tl_ep, id, header, \
+                                             header_length, iov, iovcnt, \
+                                             comp, _sr); \
+    }
+
+UCT_PVRDMA_EP_DEFINE_AM_OPS(, 0)
+UCT_PVRDMA_EP_DEFINE_AM_OPS(_sr, 1)
 
 
 /* ----------------------------------------------------------------------- */
@@ -387,14 +628,15 @@ uct_pvrdma_ep_rdma_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 }
 
 
+/* @p put: the operation is an RDMA WRITE (needs a WRITE connection) */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_get_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
-                       uct_pvrdma_tx_desc_t **desc_p)
+                       int put, uct_pvrdma_tx_desc_t **desc_p)
 {
     uct_pvrdma_tx_desc_t *desc;
     ucs_status_t status;
 
-    status = uct_pvrdma_ep_check_tx(iface, ep);
+    status = uct_pvrdma_ep_check_tx_op(iface, ep, put);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -420,7 +662,7 @@ ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "put_short");
 
-    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    status = uct_pvrdma_ep_get_desc(iface, ep, 1, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -448,7 +690,7 @@ ssize_t uct_pvrdma_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     size_t length;
 
-    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    status = uct_pvrdma_ep_get_desc(iface, ep, 1, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -463,6 +705,17 @@ ssize_t uct_pvrdma_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     status = uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_WRITE, &sge, 1,
                                      remote_addr, rkey, desc, 0);
     return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+
+/* put_bcopy of an iface without RDMA WRITE (the other put ops are
+ * ucs_empty_function_return_unsupported) */
+ssize_t uct_pvrdma_ep_put_bcopy_unsupported(
+        uct_ep_h tl_ep UCS_V_UNUSED, uct_pack_callback_t pack_cb UCS_V_UNUSED,
+        void *arg UCS_V_UNUSED, uint64_t remote_addr UCS_V_UNUSED,
+        uct_rkey_t rkey UCS_V_UNUSED)
+{
+    return UCS_ERR_UNSUPPORTED;
 }
 
 
@@ -487,13 +740,15 @@ uct_pvrdma_ep_rdma_zcopy(uct_ep_h tl_ep, enum ibv_wr_opcode opcode,
     UCT_CHECK_LENGTH(uct_iov_total_length(iov, iovcnt), 0, max_length, name);
 
     if (comp != NULL) {
-        status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+        status = uct_pvrdma_ep_get_desc(iface, ep,
+                                        opcode == IBV_WR_RDMA_WRITE, &desc);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
         desc->comp = comp;
     } else {
-        status = uct_pvrdma_ep_check_tx(iface, ep);
+        status = uct_pvrdma_ep_check_tx_op(iface, ep,
+                                           opcode == IBV_WR_RDMA_WRITE);
         if (ucs_unlikely(status != UCS_OK)) {
             return status;
         }
@@ -544,7 +799,7 @@ ucs_status_t uct_pvrdma_ep_get_bcopy(uct_ep_h tl_ep,
 
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "get_bcopy");
 
-    status = uct_pvrdma_ep_get_desc(iface, ep, &desc);
+    status = uct_pvrdma_ep_get_desc(iface, ep, 0, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -616,8 +871,11 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
 
     /* The last WR was not signalled: its completion would never be seen.
      * Post a signalled zero-length RDMA WRITE to the peer's scratch word;
-     * it retires every earlier WR of the QP. */
+     * it retires every earlier WR of the QP.  A send/recv-only ep signals
+     * every WR (txq.moderation 1), so it never gets here: its flush only
+     * waits for the completions of what it posted. */
     if (ep->txq.unsignaled > 0) {
+        ucs_assert(ep->state == UCT_PVRDMA_EP_CONNECTED);
         wr.sg_list             = NULL;
         wr.num_sge             = 0;
         wr.opcode              = IBV_WR_RDMA_WRITE;
@@ -692,13 +950,18 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     ucs_queue_head_init(&self->pending);
     memset(&self->credits, 0, sizeof(self->credits));
 
-    status = uct_pvrdma_iface_create_rc_qp(iface, 0, &self->txq.qp);
+    /* receives only for credit messages, if the connection turns out to be
+     * send/recv-only (the CONN_REP says) */
+    status = uct_pvrdma_iface_create_rc_qp(iface, UCT_PVRDMA_CREDIT_RX_LEN,
+                                           &self->txq.qp);
     if (status != UCS_OK) {
         return status;
     }
 
     self->txq.kind       = UCT_PVRDMA_QP_EP;
     self->txq.avail      = iface->config.tx_queue_len;
+    self->txq.moderation = iface->config.tx_moderation;
+    self->credit_rx_len  = 0;
     self->txq.unsignaled = 0;
     self->txq.signaled   = 0;
     self->txq.posted_sn  = 0;
@@ -733,6 +996,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(self->super.super.iface,
                                                uct_pvrdma_iface_t);
+    unsigned i;
     int ret;
 
     if (self->state == UCT_PVRDMA_EP_CONNECTING) {
@@ -759,6 +1023,15 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
                  self->txq.qp->qp_num, strerror(ret));
     }
     uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
+    /* completions of the credit receives that still reach the CQ are
+     * recognised by their wr_id tag and dropped (the QP is unknown now) */
+    if (self->credit_rx_len > 0) {
+        for (i = 0; i < self->credit_rx_len; ++i) {
+            uct_pvrdma_slot_put(self->credit_rx[i].chunk,
+                                self->credit_rx[i].index);
+        }
+        iface->cq_budget += self->credit_rx_len;
+    }
 }
 
 

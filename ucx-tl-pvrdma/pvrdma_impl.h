@@ -50,13 +50,34 @@ uct_pvrdma_txq_has_room(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
 }
 
 
-/** Check the ep can send (connected, WQE and CQ room). */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_pvrdma_ep_check_tx(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
+/** Why an ep that is not (fully) connected cannot post. */
+static UCS_F_NOINLINE ucs_status_t
+uct_pvrdma_ep_state_status(const uct_pvrdma_ep_t *ep)
 {
-    if (ucs_unlikely(ep->state != UCT_PVRDMA_EP_CONNECTED)) {
-        return (ep->state == UCT_PVRDMA_EP_FAILED) ? ep->status :
-                                                     UCS_ERR_NO_RESOURCE;
+    switch (ep->state) {
+    case UCT_PVRDMA_EP_FAILED:
+        return ep->status;
+    case UCT_PVRDMA_EP_CONNECTING:
+        return UCS_ERR_NO_RESOURCE;
+    default:
+        /* CONNECTED_SR asked for a PUT: the connection has no RDMA WRITE */
+        return UCS_ERR_UNSUPPORTED;
+    }
+}
+
+
+/**
+ * Check the ep can send (connected, WQE and CQ room).  @p put (a constant
+ * at every call site) also requires RDMA WRITE on the connection; both
+ * variants cost one comparison of the state.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_check_tx_op(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                          int put)
+{
+    if (ucs_unlikely(put ? (ep->state != UCT_PVRDMA_EP_CONNECTED) :
+                           (ep->state < UCT_PVRDMA_EP_CONNECTED_SR))) {
+        return uct_pvrdma_ep_state_status(ep);
     }
 
     if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &ep->txq))) {
@@ -67,9 +88,23 @@ uct_pvrdma_ep_check_tx(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
 }
 
 
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_check_tx(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
+{
+    return uct_pvrdma_ep_check_tx_op(iface, ep, 0);
+}
+
+
+static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_is_connected(uct_pvrdma_ep_t *ep)
+{
+    return ep->state >= UCT_PVRDMA_EP_CONNECTED_SR;
+}
+
+
 /**
  * Post one WR.  It is signalled when @p signal is set or every
- * tx_moderation WRs; wr_id carries its sequence number.
+ * txq->moderation WRs (tx_moderation; 1 on a send/recv-only ep, whose flush
+ * relies on every WR completing visibly); wr_id carries its sequence number.
  */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
@@ -78,8 +113,7 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     struct ibv_send_wr *bad_wr;
     int ret;
 
-    signal = signal ||
-             ((unsigned)txq->unsignaled + 1 >= iface->config.tx_moderation);
+    signal = signal || (txq->unsignaled + 1 >= txq->moderation);
     wr->next    = NULL;
     wr->wr_id   = txq->posted_sn + 1;
     if (signal) {

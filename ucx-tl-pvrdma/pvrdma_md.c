@@ -342,6 +342,59 @@ uct_pvrdma_rkey_unpack(uct_component_t *component UCS_V_UNUSED,
 
 
 /* ----------------------------------------------------------------------- */
+/*  RDMA WRITE probe                                                       */
+/* ----------------------------------------------------------------------- */
+
+/* As the BTL: long enough for a loopback WRITE even on a nested device */
+#define UCT_PVRDMA_WRITE_PROBE_TIMEOUT_MS  2000
+
+
+int uct_pvrdma_md_rdma_write_ok(uct_pvrdma_md_t *md,
+                                const struct pvrdma_common_probe_port *port)
+{
+    uct_pvrdma_write_probe_t result;
+    char why[160] = "";
+    int cache, ret;
+
+    cache = port->port_num <= UCT_PVRDMA_MD_PROBE_PORTS;
+    pthread_mutex_lock(&md->probe_lock);
+    result = cache ? md->write_probe[port->port_num] :
+                     UCT_PVRDMA_WRITE_UNKNOWN;
+    if (result != UCT_PVRDMA_WRITE_UNKNOWN) {
+        goto out;
+    }
+
+    ret = pvrdma_common_probe_rdma_write(md->ctx, md->pd, port,
+                                         UCT_PVRDMA_WRITE_PROBE_TIMEOUT_MS,
+                                         why, sizeof(why));
+    if (ret > 0) {
+        result = UCT_PVRDMA_WRITE_OK;
+        ucs_debug("pvrdma: %s:%d: RDMA WRITE probe: %s", md->dev_name,
+                  port->port_num, why);
+    } else if (ret == 0) {
+        result = UCT_PVRDMA_WRITE_BROKEN;
+        ucs_diag("pvrdma: %s:%d: RDMA WRITE does not work (%s): send/recv "
+                 "only, no PUT (UCX_PVRDMA_RDMA_WRITE=try)", md->dev_name,
+                 port->port_num, why);
+    } else {
+        /* the probe itself could not run (resources): keep the device's
+         * word, as the BTL does */
+        result = UCT_PVRDMA_WRITE_OK;
+        ucs_debug("pvrdma: %s:%d: RDMA WRITE probe not run (%s: %s); "
+                  "assuming WRITE works", md->dev_name, port->port_num, why,
+                  strerror(-ret));
+    }
+
+    if (cache) {
+        md->write_probe[port->port_num] = result;
+    }
+out:
+    pthread_mutex_unlock(&md->probe_lock);
+    return result == UCT_PVRDMA_WRITE_OK;
+}
+
+
+/* ----------------------------------------------------------------------- */
 /*  Query, open, close                                                     */
 /* ----------------------------------------------------------------------- */
 
@@ -376,6 +429,7 @@ static void uct_pvrdma_md_close(uct_md_h uct_md)
     }
     ibv_dealloc_pd(md->pd);
     ibv_close_device(md->ctx);
+    pthread_mutex_destroy(&md->probe_lock);
     ucs_free(md);
 }
 
@@ -415,6 +469,7 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
     md->super.ops       = &uct_pvrdma_md_ops;
     md->super.component = &uct_pvrdma_component;
     ucs_strncpy_zero(md->dev_name, md_name, sizeof(md->dev_name));
+    pthread_mutex_init(&md->probe_lock, NULL);
 
     md->ctx = pvrdma_common_open_device(md_name);
     if (md->ctx == NULL) {
@@ -483,6 +538,7 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
 err_close:
     ibv_close_device(md->ctx);
 err_free:
+    pthread_mutex_destroy(&md->probe_lock);
     ucs_free(md);
     return status;
 }

@@ -12,6 +12,8 @@
 #include <uct/base/uct_md.h>
 #include <ucs/memory/rcache.h>
 
+#include <pthread.h>
+
 #include <pvrdma_common.h>
 
 #define UCT_PVRDMA_NAME           "pvrdma"
@@ -29,6 +31,18 @@ typedef struct uct_pvrdma_md_config {
 } uct_pvrdma_md_config_t;
 
 
+/** Ports whose RDMA WRITE probe result the md keeps (higher: not cached). */
+#define UCT_PVRDMA_MD_PROBE_PORTS  8
+
+
+/** Result of the RDMA WRITE probe of a port, cached in the md. */
+typedef enum {
+    UCT_PVRDMA_WRITE_UNKNOWN = 0,   /**< not probed yet */
+    UCT_PVRDMA_WRITE_OK,
+    UCT_PVRDMA_WRITE_BROKEN
+} uct_pvrdma_write_probe_t;
+
+
 /** Memory domain: one verbs device and its protection domain. */
 typedef struct uct_pvrdma_md {
     uct_md_t               super;
@@ -40,6 +54,8 @@ typedef struct uct_pvrdma_md {
     size_t                 max_reg;       /**< largest registration */
     ucs_linear_func_t      reg_cost;      /**< registration cost model */
     char                   dev_name[PVRDMA_COMMON_DEV_NAME_MAX];
+    pthread_mutex_t        probe_lock;    /**< ifaces of several workers */
+    uct_pvrdma_write_probe_t write_probe[UCT_PVRDMA_MD_PROBE_PORTS + 1];
 } uct_pvrdma_md_t;
 
 
@@ -61,6 +77,15 @@ typedef struct uct_pvrdma_packed_rkey {
 
 
 extern uct_component_t uct_pvrdma_component;
+
+
+/**
+ * Does RDMA WRITE work on this port?  Runs the loopback probe the first time
+ * a port is asked about and caches the answer in the md (UCP opens many
+ * ifaces per md; the probe costs a CQ, a QP and an MR).
+ */
+int uct_pvrdma_md_rdma_write_ok(uct_pvrdma_md_t *md,
+                                const struct pvrdma_common_probe_port *port);
 
 
 /** lkey of a memory handle returned by this memory domain. */

@@ -10,6 +10,29 @@
  */
 #include "pvrdma.h"
 
+#include <ucs/debug/memtrack_int.h>
+
+
+/*
+ * Zeroed memory of whole pages, for the transport's own small registrations
+ * (slots, UD buffers, the flush scratch word).  QEMU's pvrdma device model
+ * refuses (EFAULT) registrations of heap memory that shares its pages with
+ * another registration, which calloc'd buffers do; UCX's own buffers and
+ * the rcache's regions are page-aligned already.
+ */
+void *uct_pvrdma_page_alloc(size_t size, const char *name)
+{
+    size_t page = ucs_get_page_size();
+    void *ptr;
+
+    size = ucs_align_up(size, page);
+    if (ucs_posix_memalign(&ptr, page, size, name) != 0) {
+        return NULL;
+    }
+    memset(ptr, 0, size);
+    return ptr;
+}
+
 
 ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
                                  uct_pvrdma_slot_chunk_t **chunk_p,
@@ -24,7 +47,7 @@ ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
         }
     }
 
-    chunk = ucs_calloc(1, sizeof(*chunk), "pvrdma credit slots");
+    chunk = uct_pvrdma_page_alloc(sizeof(*chunk), "pvrdma credit slots");
     if (chunk == NULL) {
         return UCS_ERR_NO_MEMORY;
     }

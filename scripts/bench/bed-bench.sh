@@ -49,18 +49,26 @@ pingpong openib openib,self
 # UCT level: this project's pvrdma against stock rc_verbs on the same device.
 # ucx_perftest's Final line: iterations, latency 50%/avg/overall (us),
 # bandwidth avg/overall (MB/s), message rate avg/overall.
-uct() {  # TL TEST SIZE FIELD ITERS DATA-LAYOUT
-    local v=() i log
-    for i in $(seq 1 "$REPS"); do
-        ucx_pair "uct_$1_$2.$i" 120 "" -t "$2" -x "$1" -d "$DEV" -D "$6" -s "$3" -n "$5" -w 20 || continue
-        log=$(log_name "uct_$1_$2.$i")
-        v+=("$(awk -v f="$4" '/^Final:/ { print $f }' "$log" | tail -n 1)")
-    done
-    put "uct_$1_$2" "$(median "${v[@]}")"
+# Rep by rep, each test once per transport back to back, so drifting machine
+# load (other VMs on the 2-core host) hits both transports alike.
+declare -A UCT_V=()
+uct_once() {  # REP TL TEST SIZE FIELD ITERS DATA-LAYOUT
+    local log
+    ucx_pair "uct_$2_$3.$1" 120 "" -t "$3" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w 20 || return 0
+    log=$(log_name "uct_$2_$3.$1")
+    UCT_V[$2_$3]+=" $(awk -v f="$5" '/^Final:/ { print $f }' "$log" | tail -n 1)"
 }
+for i in $(seq 1 "$REPS"); do
+    for tl in pvrdma rc_verbs; do
+        uct_once "$i" "$tl" am_lat 8 4 1000 short
+        # 64 KiB: large RDMA READs stall for minutes on rxe under emulation
+        uct_once "$i" "$tl" put_bw 65536 7 200 zcopy
+        uct_once "$i" "$tl" get_bw 65536 7 200 zcopy
+    done
+done
 for tl in pvrdma rc_verbs; do
-    uct "$tl" am_lat 8 4 1000 short
-    # 64 KiB: large RDMA READs stall for minutes on rxe under emulation
-    uct "$tl" put_bw 65536 7 200 zcopy
-    uct "$tl" get_bw 65536 7 200 zcopy
+    for t in am_lat put_bw get_bw; do
+        # shellcheck disable=SC2086 # the values are a space-separated list
+        put "uct_${tl}_$t" "$(median ${UCT_V[${tl}_$t]:-})"
+    done
 done
