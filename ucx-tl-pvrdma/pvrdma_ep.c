@@ -294,6 +294,20 @@ void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface)
 /*  Active messages                                                        */
 /* ----------------------------------------------------------------------- */
 
+/* An AM may go: the ep is connected, has a WQE and a receive credit. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_check(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
+{
+    ucs_status_t status = uct_pvrdma_ep_check_tx(iface, ep);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    return ucs_likely(uct_pvrdma_ep_take_credit(ep)) ? UCS_OK :
+                                                       UCS_ERR_NO_RESOURCE;
+}
+
+
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_am_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                          uct_pvrdma_tx_desc_t **desc_p)
@@ -301,13 +315,9 @@ uct_pvrdma_ep_am_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     uct_pvrdma_tx_desc_t *desc;
     ucs_status_t status;
 
-    status = uct_pvrdma_ep_check_tx(iface, ep);
+    status = uct_pvrdma_ep_am_check(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-
-    if (ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
@@ -393,12 +403,9 @@ uct_pvrdma_ep_am_short_inline(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     struct ibv_sge sge[2];
     ucs_status_t status;
 
-    status = uct_pvrdma_ep_check_tx(iface, ep);
+    status = uct_pvrdma_ep_am_check(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    if (ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     sge[0].addr   = (uintptr_t)&hdr;
