@@ -53,8 +53,9 @@ pingpong openib openib,self
 # load (other VMs on the 2-core host) hits both transports alike.
 declare -A UCT_V=()
 uct_once() {  # REP TL TEST SIZE FIELD ITERS DATA-LAYOUT
-    local log
-    ucx_pair "uct_$2_$3.$1" 120 "" -t "$3" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w 20 || return 0
+    local log test=$3
+    [ "$test" = get_bw ] && test=get   # ucx_perftest's name of the GET bandwidth test
+    ucx_pair "uct_$2_$3.$1" 120 "" -t "$test" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w 20 || return 0
     log=$(log_name "uct_$2_$3.$1")
     UCT_V[$2_$3]+=" $(awk -v f="$5" '/^Final:/ { print $f }' "$log" | tail -n 1)"
 }
