@@ -58,6 +58,9 @@ uct_once() {  # REP TL TEST SIZE FIELD ITERS DATA-LAYOUT
     ucx_pair "uct_$2_$3.$1" 120 "" -t "$test" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w 20 || return 0
     log=$(log_name "uct_$2_$3.$1")
     UCT_V[$2_$3]+=" $(awk -v f="$5" '/^Final:/ { print $f }' "$log" | tail -n 1)"
+    # latency tests: the typical (50th percentile) value too, less noisy
+    [ "$5" = 4 ] && UCT_V[$2_$3_typ]+=" $(awk '/^Final:/ { print $3 }' "$log" | tail -n 1)"
+    return 0
 }
 for i in $(seq 1 "$REPS"); do
     for tl in pvrdma rc_verbs; do
@@ -68,7 +71,7 @@ for i in $(seq 1 "$REPS"); do
     done
 done
 for tl in pvrdma rc_verbs; do
-    for t in am_lat put_bw get_bw; do
+    for t in am_lat am_lat_typ put_bw get_bw; do
         # shellcheck disable=SC2086 # the values are a space-separated list
         put "uct_${tl}_$t" "$(median ${UCT_V[${tl}_$t]:-})"
     done
