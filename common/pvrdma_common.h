@@ -634,6 +634,13 @@ struct ibv_cq *pvrdma_common_create_cq(struct ibv_context *ctx, uint32_t *depth,
                                        uint32_t min_depth,
                                        struct ibv_comp_channel *channel);
 
+/**
+ * @brief Zeroed memory of @p size bytes rounded up to whole pages, page
+ *        aligned, for small registered buffers (see page.c for why).
+ * @return the buffer (release with free()), or NULL.
+ */
+void *pvrdma_common_page_alloc(size_t size);
+
 /* ------------------------------------------------------------------------ */
 /*  RDMA WRITE probe (rdma_probe.c)                                         */
 /* ------------------------------------------------------------------------ */

@@ -184,10 +184,11 @@ int pvrdma_common_probe_rdma_write(struct ibv_context *ctx, struct ibv_pd *pd,
     }
     memset(&p, 0, sizeof(p));
     snprintf(why, why_len, "probe not run");
-    if ((rc = posix_memalign((void **)&p.buf, 64, PROBE_BUF)) != 0) {
-        p.buf = NULL;
+    /* a whole page: QEMU's pvrdma model refuses MRs that cross a page */
+    p.buf = pvrdma_common_page_alloc(PROBE_BUF);
+    if (p.buf == NULL) {
         snprintf(why, why_len, "out of memory");
-        return -rc;
+        return -ENOMEM;
     }
     for (i = 0; i < PROBE_BUF; ++i) {
         p.buf[i] = (i < PROBE_DST) ? (uint8_t)(0xa5 ^ i) : 0;

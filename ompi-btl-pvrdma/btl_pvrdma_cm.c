@@ -69,7 +69,8 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     module->cm = cm;
     cm->qkey = CM_QKEY;
 
-    cm->buf = calloc(CM_NRECV + CM_NSEND, CM_SLOT);
+    /* whole pages: QEMU's pvrdma model refuses MRs that cross a page */
+    cm->buf = pvrdma_common_page_alloc((size_t) (CM_NRECV + CM_NSEND) * CM_SLOT);
     if (NULL == cm->buf) {
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
