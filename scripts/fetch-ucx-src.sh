@@ -11,14 +11,11 @@
 # On success prints the absolute path of the source root (the directory
 # holding src/) on stdout and exits 0.  Messages go to stderr.
 #
-# Needs a deb-src entry for Debian's archive.  When none is configured and
-# the script runs as root, it adds /etc/apt/sources.list.d/pvrdma-deb-src.sources
-# (deb-src twin of the deb entries in debian.sources) and runs apt-get update.
+# Downloads with scripts/fetch-debian-src.sh (needs a deb-src entry for
+# Debian's archive; as root it adds one when none is configured).
 set -eu
 
 PKG=libucx0
-SRC_LIST=/etc/apt/sources.list.d/pvrdma-deb-src.sources
-DEB_SOURCES=/etc/apt/sources.list.d/debian.sources
 
 die() {
     echo "fetch-ucx-src.sh: error: $*" >&2
@@ -64,47 +61,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$src_version" ] &&
     exit 0
 fi
 
-have_source() {
-    apt-cache showsrc "$src_pkg" 2>/dev/null |
-        grep -qx "Version: $src_version"
-}
-
-if ! have_source; then
-    if [ "$(id -u)" != 0 ]; then
-        die "no deb-src entry provides $src_pkg $src_version. As root, add a deb-src entry for Debian's archive (or run this script as root once: it adds $SRC_LIST), then run apt-get update; or pass --with-ucx-src=DIR to configure"
-    fi
-    if [ ! -f "$SRC_LIST" ]; then
-        if [ -f "$DEB_SOURCES" ]; then
-            note "adding deb-src entries to $SRC_LIST (copied from $DEB_SOURCES)"
-            sed 's/^Types:.*/Types: deb-src/' "$DEB_SOURCES" > "$SRC_LIST.tmp"
-        else
-            codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-            note "adding deb-src entry for Debian $codename to $SRC_LIST"
-            printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-                "$codename" "$codename" > "$SRC_LIST.tmp"
-        fi
-        mv "$SRC_LIST.tmp" "$SRC_LIST"
-    fi
-    note "running apt-get update"
-    apt-get update -qq >&2 || die "apt-get update failed (no network?); pass --with-ucx-src=DIR to configure instead"
-    have_source || die "Debian's archive does not offer $src_pkg $src_version as a source package any more; download it from snapshot.debian.org (dpkg-source -x ${src_pkg}_${src_version}.dsc) and pass --with-ucx-src=DIR to configure"
-fi
-
-work="$cache/download.$$"
-rm -rf "$work"
-mkdir -p "$work"
-chmod 0755 "$work" # apt's _apt user downloads into it when it can
-trap 'rm -rf "$work"' EXIT
-note "downloading $src_pkg $src_version source package"
-(cd "$work" && apt-get source --download-only -qq "$src_pkg=$src_version" >&2) ||
-    die "apt-get source --download-only $src_pkg=$src_version failed"
-dsc=$(ls "$work"/*.dsc 2>/dev/null | head -n 1)
-[ -n "$dsc" ] || die "no .dsc file was downloaded"
-
 rm -rf "$dest"
-note "extracting into $dest"
-dpkg-source --no-check -x "$dsc" "$dest" >&2 ||
-    die "dpkg-source -x $dsc failed"
+"$(dirname "$0")/fetch-debian-src.sh" "$src_pkg" "$src_version" "$dest" ||
+    die "could not obtain the $src_pkg $src_version source package (see above); pass --with-ucx-src=DIR to configure instead"
 
 got=$(tree_version "$dest")
 [ "$got" = "$ucx_version" ] ||

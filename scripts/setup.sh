@@ -26,6 +26,9 @@ PACKAGES=(
     libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev
     qemu-system-x86 busybox-static openssh-server openssh-client iproute2 kmod cpio
     openfoam openfoam-examples gnuplot-nox iputils-ping
+    # the --pvrdma tier's nested QEMU (scripts/testbed/pvrdma/qemu.sh)
+    meson ninja-build libglib2.0-dev libpixman-1-dev librdmacm-dev libibumad-dev
+    libattr1-dev libcap-ng-dev libfdt-dev zlib1g-dev
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -54,8 +57,8 @@ cd "$TOP"
 # MPI test programs (the tree is read-only inside the bed's guests).
 make -s -C tests/mpi >/dev/null || { echo "setup: building tests/mpi failed" >&2; exit 1; }
 
-say "preparing the test bed (kernel package, once)"
-scripts/testbed/tb prepare
+say "preparing the test bed (kernel package; for --pvrdma vmw_pvrdma.ko and the nested QEMU; once)"
+scripts/testbed/tb prepare --pvrdma
 
 if [ $RUN_MAIN = 1 ]; then
     say "main job: validation/run_weak_scaling.sh (mini ladder on the local test bed)"

@@ -31,6 +31,9 @@ printf 'onlyhost slots=20\n' >/tmp/ws-one-host.$$
 expect_refused "too few hosts refused" "has 1 host\(s\); cases n2np40 need 2" --hostfile /tmp/ws-one-host.$$ --cases n2np40
 rm -f /tmp/ws-one-host.$$
 expect_refused "bad --repeat refused" "--repeat must be a positive integer" --repeat 0
+printf 'h1 slots=20\nh2 slots=20\n' >/tmp/ws-two-hosts.$$
+expect_refused "--pvrdma outside the local bed refused" "--pvrdma is for the local test bed" --pvrdma --hostfile /tmp/ws-two-hosts.$$ --cases n2np40
+rm -f /tmp/ws-two-hosts.$$
 expect_refused "unknown option refused" "unknown option '--fast'" --fast
 
 # Deliberately broken and unverifiable transport profiles.

@@ -282,6 +282,9 @@ typedef struct uct_pvrdma_ah {
 
 
 #define UCT_PVRDMA_QP_HASH_SIZE  64
+/** Safety polls in a row that find completions without their CQ event
+ *  before the iface stops arming its CQ. */
+#define UCT_PVRDMA_EVENT_MISSES_MAX 4
 
 
 struct uct_pvrdma_iface {
@@ -299,6 +302,8 @@ struct uct_pvrdma_iface {
     struct ibv_cq              *cq;
     int                        cq_armed;
     unsigned                   empty_polls;
+    unsigned                   armed_skips;  /* progress calls while armed */
+    unsigned                   event_misses; /* safety polls that found work */
     unsigned                   cq_budget;   /**< CQEs not reserved yet */
     unsigned                   tx_signaled; /**< signalled WRs in flight */
 

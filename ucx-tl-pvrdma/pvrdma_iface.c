@@ -75,7 +75,9 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
     {"CQ_IDLE_POLLS", "-1",
      "After this many consecutive empty CQ polls with no send outstanding,\n"
      "arm the CQ and wait for its completion event instead of polling (an\n"
-     "empty poll is a doorbell, i.e. a VM exit, on PVRDMA). 0 never arms;\n"
+     "empty poll is a doorbell, i.e. a VM exit, on PVRDMA); while armed the\n"
+     "CQ is still polled every this many progress calls, and a device that\n"
+     "does not deliver CQ events is then polled continuously. 0 never arms;\n"
      "-1 means 64 on PVRDMA and 0 on other devices.",
      ucs_offsetof(uct_pvrdma_iface_config_t, cq_idle_polls),
      UCS_CONFIG_TYPE_INT},
@@ -394,6 +396,24 @@ static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
 }
 
 
+/*
+ * A safety poll of an armed CQ found completions whose event never came.
+ * Once is a race with the event; several in a row mean the device does not
+ * deliver CQ events: then poll continuously, as on a device without
+ * doorbell costs.
+ */
+static void uct_pvrdma_iface_event_missed(uct_pvrdma_iface_t *iface)
+{
+    if (++iface->event_misses < UCT_PVRDMA_EVENT_MISSES_MAX) {
+        return;
+    }
+    ucs_diag("pvrdma: %s:%d: the device does not deliver CQ events; polling "
+             "the CQ continuously (as with UCX_PVRDMA_CQ_IDLE_POLLS=0)",
+             iface->md->dev_name, iface->port_num);
+    iface->config.idle_polls = 0;
+}
+
+
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 {
     iface->empty_polls = 0;
@@ -404,18 +424,31 @@ static unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
     unsigned count            = 0;
+    int safety                = 0;
 
-    /* While armed and nothing is in flight from us, only look at the event
-     * channel: this costs a system call but no doorbell. */
-    if (iface->cq_armed && (iface->tx_signaled == 0) &&
-        !uct_pvrdma_iface_cq_event(iface)) {
-        goto out;
+    /* While armed and nothing is in flight from us, mostly look at the
+     * event channel: this costs a system call but no doorbell.  Every
+     * idle_polls calls the CQ is polled anyway, because some devices never
+     * deliver the event (QEMU's pvrdma device model: measured, an armed
+     * am_lat never completed). */
+    if (iface->cq_armed && (iface->tx_signaled == 0)) {
+        if (uct_pvrdma_iface_cq_event(iface)) {
+            iface->event_misses = 0;
+        } else if (++iface->armed_skips < iface->config.idle_polls) {
+            goto out;
+        } else {
+            safety = 1;
+        }
+        iface->armed_skips = 0;
     }
 
     iface->cq_armed = 0;
     count = uct_pvrdma_iface_poll_cq(iface);
     if (count > 0) {
         iface->empty_polls = 0;
+        if (safety) {
+            uct_pvrdma_iface_event_missed(iface);
+        }
     } else if ((iface->config.idle_polls > 0) && (iface->tx_signaled == 0) &&
                (++iface->empty_polls >= iface->config.idle_polls)) {
         uct_pvrdma_iface_arm_cq(iface);

@@ -157,6 +157,8 @@ static ucs_status_t uct_pvrdma_reg_mr(uct_pvrdma_md_t *md, void *address,
                                       size_t length, int silent,
                                       struct ibv_mr **mr_p)
 {
+    size_t page = ucs_get_page_size();
+    uintptr_t start, end;
     struct ibv_mr *mr;
 
     if (length > md->max_reg) {
@@ -166,10 +168,15 @@ static ucs_status_t uct_pvrdma_reg_mr(uct_pvrdma_md_t *md, void *address,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
-    /* Always register with remote read and write: a cached region is shared
-     * by every later user whatever access it asks for. */
-    mr = ibv_reg_mr(md->pd, address, length,
-                    uct_pvrdma_access_flags(UCT_MD_MEM_ACCESS_ALL));
+    /* Whole pages: QEMU's pvrdma device model refuses an MR that starts
+     * inside a page and crosses into the next (EFAULT), and the device pins
+     * whole pages anyway.  Keys and addresses stay valid for the buffer
+     * inside.  Always remote read and write: a cached region is shared by
+     * every later user whatever access it asks for. */
+    start = ucs_align_down_pow2((uintptr_t)address, page);
+    end   = ucs_align_up_pow2((uintptr_t)address + length, page);
+    mr    = ibv_reg_mr(md->pd, (void*)start, end - start,
+                       uct_pvrdma_access_flags(UCT_MD_MEM_ACCESS_ALL));
     if (mr == NULL) {
         ucs_log(silent ? UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_ERROR,
                 "pvrdma: ibv_reg_mr(%s, address %p, length %zu) failed: %m",
@@ -504,6 +511,12 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
     if (md->max_reg > SIZE_MAX) {
         md->max_reg = SIZE_MAX;
     }
+    /* a buffer of max_reg bytes may touch two more pages (see
+     * uct_pvrdma_reg_mr) */
+    if ((md->dev_attr.max_mr_size > 4 * ucs_get_page_size()) &&
+        (md->max_reg > md->dev_attr.max_mr_size - 2 * ucs_get_page_size())) {
+        md->max_reg = md->dev_attr.max_mr_size - 2 * ucs_get_page_size();
+    }
     md->reg_cost = ucs_linear_func_make(config->reg_cost_overhead,
                                         config->reg_cost_growth);
 
@@ -511,6 +524,8 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
         uct_md_set_rcache_params(&rcache_params, &config->rcache);
         rcache_params.region_struct_size = sizeof(uct_pvrdma_memh_t);
         rcache_params.max_alignment      = ucs_get_page_size();
+        /* regions in whole pages (see uct_pvrdma_reg_mr) */
+        rcache_params.alignment          = ucs_get_page_size();
         rcache_params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
         rcache_params.context            = md;
         rcache_params.ops                = &uct_pvrdma_rcache_ops;

@@ -18,6 +18,12 @@
 #   --out DIR              results (default ./weak-scaling-out); in cluster mode
 #                          it must be on a filesystem every host sees
 #   --run-timeout S        limit per mpirun (default 3600 cluster, 900 bed)
+#   --pvrdma               local bed only: the PVRDMA, PVRDMA-UCX and TCP columns
+#                          run on nested guests whose only RDMA device is a
+#                          real vmw_pvrdma0 (tb run --pvrdma), the Passthrough
+#                          column runs the same btl pvrdma job on the outer
+#                          guests' rxe0, the device vmw_pvrdma0 is backed by
+#                          (profile passthrough-bed); two bed sessions
 #   --list                 list cases and transports, then exit
 #   -h, --help
 set -u -o pipefail
@@ -28,9 +34,9 @@ TOP=$(cd "$VDIR/.." && pwd)
 
 die() { echo "run_weak_scaling: error: $*" >&2; exit 2; }
 say() { echo "run_weak_scaling: $*"; }
-usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,27s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 
-CASES="" TRANSPORTS="pvrdma,pvrdma-ucx,tcp,passthrough" RPH="" REPEAT=1 OUT=./weak-scaling-out
+CASES="" TRANSPORTS="pvrdma,pvrdma-ucx,tcp,passthrough" RPH="" PVRDMA_TIER=0 REPEAT=1 OUT=./weak-scaling-out
 HOSTFILE="" RUN_TIMEOUT="" INNER=0 BED_LABEL=""
 while [ $# -gt 0 ]; do
     case $1 in
@@ -41,6 +47,7 @@ while [ $# -gt 0 ]; do
         --out) OUT=${2:-}; shift 2 ;;
         --hostfile) HOSTFILE=${2:-}; shift 2 ;;
         --run-timeout) RUN_TIMEOUT=${2:-}; shift 2 ;;
+        --pvrdma) PVRDMA_TIER=1; shift ;;
         --bed-inner) INNER=1; shift ;;          # internal: running on the bed's node1
         --bed-label) BED_LABEL=${2:-}; shift 2 ;;
         --list) LIST=1; shift ;;
@@ -89,6 +96,8 @@ fi
 [ -n "$RUN_TIMEOUT" ] || { [ $MODE = cluster ] && RUN_TIMEOUT=3600 || RUN_TIMEOUT=900; }
 
 # Every bad input is refused here, before anything runs.
+[ $PVRDMA_TIER = 0 ] || [ $MODE = bed ] || [ $MODE = inner ] ||
+    die "--pvrdma is for the local test bed (no --hostfile, no Slurm allocation)"
 [[ $REPEAT =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer, got '$REPEAT'"
 [[ $RPH =~ ^[1-9][0-9]*$ ]] || die "--ranks-per-host must be a positive integer, got '$RPH'"
 [[ $RUN_TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--run-timeout must be a positive integer, got '$RUN_TIMEOUT'"
@@ -126,14 +135,36 @@ if [ $MODE != inner ]; then
 fi
 
 # --- bed mode: boot guests and run this script on node1 -------------------------
+bed_session() {  # LABEL TRANSPORTS [tb run option]: run TRANSPORTS on node1 of one bed session
+    local label=$1 transports=$2
+    shift 2
+    say "running ${transports//,/, } on the $label"
+    "$TOP/scripts/testbed/tb" run "$@" --hosts "$MAXH" --mem 1536 --out "$OUT" \
+        --timeout $(( RUN_TIMEOUT * 3 * $(echo "${CASES//,/ }" | wc -w) * $(echo "${transports//,/ }" | wc -w) * REPEAT + 600 )) \
+        -- "$VDIR/run_weak_scaling.sh" --bed-inner --out "$OUT" --cases "$CASES" --transports "$transports" \
+           --ranks-per-host "$RPH" --repeat "$REPEAT" --run-timeout "$RUN_TIMEOUT" --hostfile /run/tb/hostfile
+}
+if [ $MODE = bed ] && [ $PVRDMA_TIER = 1 ]; then
+    # The paper's pair on one machine: the same MPI job inside VMs with a
+    # PVRDMA device, and on the device their hypervisor would pass through.
+    day=$(date -u +%Y-%m-%d)
+    nested="nested guests on the local test bed: $MAXH KVM guest(s) inside TCG guests, vmw_pvrdma0 backed by rxe0 (tb run --pvrdma), $day"
+    outer="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0 (the outer guests of the --pvrdma tier), $day"
+    inner_t=$(echo "${TRANSPORTS//,/ }" | tr ' ' '\n' | grep -vx 'passthrough\|passthrough-bed' | paste -sd, -)
+    rm -f "$OUT/results.csv"
+    rc=0
+    if [ -n "$inner_t" ]; then bed_session "$nested" "$inner_t" --pvrdma || rc=$?; fi
+    if echo ",$TRANSPORTS," | grep -qE ',passthrough(-bed)?,'; then
+        bed_session "$outer" passthrough-bed || rc=$?
+    fi
+    [ -f "$OUT/results.csv" ] || die "the bed runs produced no results (tb exit $rc)"
+    write_report "$OUT" "two bed sessions. Passthrough column: $outer, btl pvrdma directly on rxe0. Other columns: $nested"
+    exit $rc
+fi
 if [ $MODE = bed ]; then
     label="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0, $(date -u +%Y-%m-%d)"
-    say "running on the $label"
     rm -f "$OUT/results.csv"
-    "$TOP/scripts/testbed/tb" run --hosts "$MAXH" --mem 1536 --out "$OUT" \
-        --timeout $(( RUN_TIMEOUT * 3 * $(echo "${CASES//,/ }" | wc -w) * $(echo "${TRANSPORTS//,/ }" | wc -w) * REPEAT + 300 )) \
-        -- "$VDIR/run_weak_scaling.sh" --bed-inner --out "$OUT" --cases "$CASES" --transports "$TRANSPORTS" \
-           --ranks-per-host "$RPH" --repeat "$REPEAT" --run-timeout "$RUN_TIMEOUT" --hostfile /run/tb/hostfile
+    bed_session "$label" "$TRANSPORTS"
     rc=$?
     [ -f "$OUT/results.csv" ] || die "the bed run produced no results (tb exit $rc)"
     write_report "$OUT" "$label"

@@ -74,11 +74,7 @@ tb_ensure_madmux() {
 
 # Everything tb run --pvrdma needs on the machine side, checked or built.
 tb_pvrdma_prepare() {
-    local d
-    for d in pvrdma vmxnet3; do
-        qemu-system-x86_64 -device help 2>/dev/null | grep -q "name \"$d\"" ||
-            die "this QEMU has no -device $d (--pvrdma needs QEMU built with RDMA support, e.g. Debian's 7.2)"
-    done
     tb_ensure_pvrdma_module
     tb_ensure_madmux
+    tb_ensure_pvrdma_qemu
 }
