@@ -1,0 +1,30 @@
+#!/bin/bash
+# UCT am_lat A/B on node1 of a 2-guest bed: pvrdma with its defaults and with
+# the credit-return knobs against stock rc_verbs, round by round back to back
+# (drifting machine load hits every configuration alike).
+#   scripts/testbed/tb run --hosts 2 -- bash scripts/bench/am-lat-ab.sh
+# AB_ROUNDS (5) rounds of AB_ITERS (3000) iterations; prints one "AB" line
+# per run (ucx_perftest's Final line) and the medians per configuration.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+. "$TOP/tests/bed/lib.sh"
+. "$TOP/tests/ucx/ucx_lib.sh"
+N=${AB_ITERS:-3000} ROUNDS=${AB_ROUNDS:-5}
+CONFIGS=("pvrdma|" "pvrdma|UCX_PVRDMA_RX_QUEUE_LEN=128 UCX_PVRDMA_RX_BATCH=64"
+         "pvrdma|UCX_PVRDMA_TX_MODERATION=64" "rc_verbs|")
+RES=$(log_name am-lat-ab)
+: >"$RES"
+for round in $(seq 1 "$ROUNDS"); do
+    for i in "${!CONFIGS[@]}"; do
+        tl=${CONFIGS[$i]%%|*} env=${CONFIGS[$i]#*|}
+        ucx_pair "ab_${i}_$round" 120 "$env" -t am_lat -x "$tl" -d "$DEV" -D short -s 8 -n "$N" -w 100
+        echo "AB $round $tl [$env] $(grep '^Final:' "$(log_name "ab_${i}_$round")" | tail -n 1)" | tee -a "$RES"
+    done
+done
+# medians per configuration (Final: iterations, latency 50%ile, average, ...)
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for c in "${CONFIGS[@]}"; do
+    tl=${c%%|*} env=${c#*|}
+    rows=$(grep -F "AB " "$RES" | grep -F " $tl [$env] ")
+    echo "median $tl [$env]: typical $(echo "$rows" | awk '{ for (j = 1; j <= NF; j++) if ($j == "Final:") print $(j + 2) }' | median) us," \
+         "average $(echo "$rows" | awk '{ for (j = 1; j <= NF; j++) if ($j == "Final:") print $(j + 3) }' | median) us"
+done
