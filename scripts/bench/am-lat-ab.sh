@@ -3,6 +3,7 @@
 # the credit-return knobs against stock rc_verbs, round by round back to back
 # (drifting machine load hits every configuration alike).
 #   scripts/testbed/tb run --hosts 2 -- bash scripts/bench/am-lat-ab.sh
+# (TB_PASS_ENV="AB_ROUNDS AB_ITERS" passes these two into the bed)
 # AB_ROUNDS (5) rounds of AB_ITERS (3000) iterations; prints one "AB" line
 # per run (ucx_perftest's Final line) and the medians per configuration.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
