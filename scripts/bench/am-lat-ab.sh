@@ -9,6 +9,7 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/tests/bed/lib.sh"
 . "$TOP/tests/ucx/ucx_lib.sh"
+. "$TOP/scripts/bench/lib.sh"   # median
 N=${AB_ITERS:-3000} ROUNDS=${AB_ROUNDS:-5}
 CONFIGS=("pvrdma|" "pvrdma|UCX_PVRDMA_RX_QUEUE_LEN=128 UCX_PVRDMA_RX_BATCH=64"
          "pvrdma|UCX_PVRDMA_TX_MODERATION=64" "rc_verbs|")
@@ -22,10 +23,12 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 # medians per configuration (Final: iterations, latency 50%ile, average, ...)
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+final_fields() {  # N: field N after "Final:" of every row in $rows
+    echo "$rows" | awk -v n="$1" '{ for (j = 1; j <= NF; j++) if ($j == "Final:") print $(j + n) }'
+}
 for c in "${CONFIGS[@]}"; do
     tl=${c%%|*} env=${c#*|}
     rows=$(grep -F "AB " "$RES" | grep -F " $tl [$env] ")
-    echo "median $tl [$env]: typical $(echo "$rows" | awk '{ for (j = 1; j <= NF; j++) if ($j == "Final:") print $(j + 2) }' | median) us," \
-         "average $(echo "$rows" | awk '{ for (j = 1; j <= NF; j++) if ($j == "Final:") print $(j + 3) }' | median) us"
+    # shellcheck disable=SC2046 # one number per line
+    echo "median $tl [$env]: typical $(median $(final_fields 2)) us, average $(median $(final_fields 3)) us"
 done

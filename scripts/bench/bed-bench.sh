@@ -12,8 +12,7 @@ RES=$LOGDIR/results.txt
 put() { echo "$1 ${2:-n/a}" >>"$RES"; echo "bench: $1 ${2:-n/a}"; }
 REPS=${BENCH_REPS:-3}
 
-# median of the numbers given
-median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$TOP/scripts/bench/lib.sh"   # median
 
 # Raw verbs (perftest): the floor every transport is measured against.
 lat=() bw=()
