@@ -135,37 +135,35 @@ if [ $MODE != inner ]; then
 fi
 
 # --- bed mode: boot guests and run this script on node1 -------------------------
-bed_session() {  # LABEL TRANSPORTS [tb run option]: run TRANSPORTS on node1 of one bed session
-    local label=$1 transports=$2
+bed_session() {  # LABEL TRANSPORTS [--pvrdma]: run TRANSPORTS on node1 of one bed session
+    local label=$1 transports=$2 slack=300
     shift 2
+    [ $# -gt 0 ] && slack=600   # nested guests boot slower
     say "running ${transports//,/, } on the $label"
     "$TOP/scripts/testbed/tb" run "$@" --hosts "$MAXH" --mem 1536 --out "$OUT" \
-        --timeout $(( RUN_TIMEOUT * 3 * $(echo "${CASES//,/ }" | wc -w) * $(echo "${transports//,/ }" | wc -w) * REPEAT + 600 )) \
+        --timeout $(( RUN_TIMEOUT * 3 * $(echo "${CASES//,/ }" | wc -w) * $(echo "${transports//,/ }" | wc -w) * REPEAT + slack )) \
         -- "$VDIR/run_weak_scaling.sh" --bed-inner --out "$OUT" --cases "$CASES" --transports "$transports" \
            --ranks-per-host "$RPH" --repeat "$REPEAT" --run-timeout "$RUN_TIMEOUT" --hostfile /run/tb/hostfile
 }
-if [ $MODE = bed ] && [ $PVRDMA_TIER = 1 ]; then
-    # The paper's pair on one machine: the same MPI job inside VMs with a
-    # PVRDMA device, and on the device their hypervisor would pass through.
+if [ $MODE = bed ]; then
     day=$(date -u +%Y-%m-%d)
-    nested="nested guests on the local test bed: $MAXH KVM guest(s) inside TCG guests, vmw_pvrdma0 backed by rxe0 (tb run --pvrdma), $day"
-    outer="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0 (the outer guests of the --pvrdma tier), $day"
-    inner_t=$(echo "${TRANSPORTS//,/ }" | tr ' ' '\n' | grep -vx 'passthrough\|passthrough-bed' | paste -sd, -)
     rm -f "$OUT/results.csv"
     rc=0
-    if [ -n "$inner_t" ]; then bed_session "$nested" "$inner_t" --pvrdma || rc=$?; fi
-    if echo ",$TRANSPORTS," | grep -qE ',passthrough(-bed)?,'; then
-        bed_session "$outer" passthrough-bed || rc=$?
+    if [ $PVRDMA_TIER = 1 ]; then
+        # The paper's pair on one machine: the same MPI job inside VMs with a
+        # PVRDMA device, and on the device their hypervisor would pass through.
+        nested="nested guests on the local test bed: $MAXH KVM guest(s) inside TCG guests, vmw_pvrdma0 backed by rxe0 (tb run --pvrdma), $day"
+        outer="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0 (the outer guests of the --pvrdma tier), $day"
+        inner_t=$(echo "${TRANSPORTS//,/ }" | tr ' ' '\n' | grep -vx 'passthrough\|passthrough-bed' | paste -sd, -)
+        if [ -n "$inner_t" ]; then bed_session "$nested" "$inner_t" --pvrdma || rc=$?; fi
+        if echo ",$TRANSPORTS," | grep -qE ',passthrough(-bed)?,'; then
+            bed_session "$outer" passthrough-bed || rc=$?
+        fi
+        label="two bed sessions. Passthrough column: $outer, btl pvrdma directly on rxe0. Other columns: $nested"
+    else
+        label="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0, $day"
+        bed_session "$label" "$TRANSPORTS" || rc=$?
     fi
-    [ -f "$OUT/results.csv" ] || die "the bed runs produced no results (tb exit $rc)"
-    write_report "$OUT" "two bed sessions. Passthrough column: $outer, btl pvrdma directly on rxe0. Other columns: $nested"
-    exit $rc
-fi
-if [ $MODE = bed ]; then
-    label="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0, $(date -u +%Y-%m-%d)"
-    rm -f "$OUT/results.csv"
-    bed_session "$label" "$TRANSPORTS"
-    rc=$?
     [ -f "$OUT/results.csv" ] || die "the bed run produced no results (tb exit $rc)"
     write_report "$OUT" "$label"
     exit $rc
