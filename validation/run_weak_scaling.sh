@@ -155,11 +155,15 @@ if [ $MODE = bed ]; then
         nested="nested guests on the local test bed: $MAXH KVM guest(s) inside TCG guests, vmw_pvrdma0 backed by rxe0 (tb run --pvrdma), $day"
         outer="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0 (the outer guests of the --pvrdma tier), $day"
         inner_t=$(echo "${TRANSPORTS//,/ }" | tr ' ' '\n' | grep -vx 'passthrough\|passthrough-bed' | paste -sd, -)
-        if [ -n "$inner_t" ]; then bed_session "$nested" "$inner_t" --pvrdma || rc=$?; fi
+        label=""
+        if [ -n "$inner_t" ]; then
+            bed_session "$nested" "$inner_t" --pvrdma || rc=$?
+            label="columns other than Passthrough: $nested"
+        fi
         if echo ",$TRANSPORTS," | grep -qE ',passthrough(-bed)?,'; then
             bed_session "$outer" passthrough-bed || rc=$?
+            label="Passthrough column: $outer, btl pvrdma directly on rxe0${label:+. $label}"
         fi
-        label="two bed sessions. Passthrough column: $outer, btl pvrdma directly on rxe0. Other columns: $nested"
     else
         label="local test bed: $MAXH QEMU guest(s) (TCG), SoftRoCE rxe0, $day"
         bed_session "$label" "$TRANSPORTS" || rc=$?
