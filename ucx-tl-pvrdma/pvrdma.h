@@ -30,6 +30,13 @@
  *   receiver returns credits by an RDMA WRITE of its cumulative count into a
  *   registered 8-byte slot of the sender's ep (so returning credits never
  *   needs a receive buffer or a message of its own, and cannot deadlock).
+ *   That WRITE is a packet (and an ACK) of its own, so when traffic also
+ *   flows the other way the credits ride in the immediate data of the next
+ *   AM instead (pvrdma_credit_imm.c): a channel is paired with an ep of its
+ *   iface to the same peer iface, and the requester's CONN_REQ names a tag
+ *   by which the receiving iface finds the ep the credits belong to.  A
+ *   channel that owes a batch defers its WRITE by one progress call, which
+ *   is when a request/reply exchange (MPI, am_lat) sends the reply.
  *
  * - Send/recv-only connections (UCX_PVRDMA_RDMA_WRITE).  QEMU's pvrdma
  *   device model posts every send WR to its backend as a plain SEND: an RDMA
@@ -74,6 +81,7 @@
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue.h>
 #include <ucs/datastruct/mpool.h>
+#include <ucs/datastruct/khash.h>
 #include <ucs/time/time.h>
 #include <ucs/sys/math.h>
 #include <ucs/arch/bitops.h>
@@ -104,6 +112,7 @@ typedef struct uct_pvrdma_iface_config {
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
+    int                        credit_imm;     /**< credits in AM immediates */
     uct_iface_mpool_config_t   tx_mp;          /**< send buffers */
     uct_iface_mpool_config_t   rx_mp;          /**< receive buffers */
 } uct_pvrdma_iface_config_t;
@@ -204,6 +213,19 @@ typedef struct uct_pvrdma_am_hdr {
 #define UCT_PVRDMA_AM_HDR_MAGIC    0xa5
 
 
+/*
+ * Immediate data of an AM on a connection with RDMA WRITE:
+ *   bits  0..4   AM id
+ *   bits  5..15  credits returned for the reverse connection (0: none)
+ *   bits 16..31  tag of the receiving iface's ep they belong to
+ * Credits fit: a channel never owes more than RX_QUEUE_LEN, and channels
+ * only piggyback when that is <= UCT_PVRDMA_IMM_CREDITS_MAX.
+ */
+#define UCT_PVRDMA_IMM_CREDITS_SHIFT UCT_AM_ID_BITS
+#define UCT_PVRDMA_IMM_CREDITS_MAX   0x7ffu
+#define UCT_PVRDMA_IMM_TAG_SHIFT     16
+
+
 /** The active side of a connection. */
 struct uct_pvrdma_ep {
     uct_base_ep_t              super;
@@ -229,6 +251,11 @@ struct uct_pvrdma_ep {
         unsigned               index;
     }                          credit_rx[UCT_PVRDMA_CREDIT_RX_LEN];
     unsigned                   credit_rx_len; /**< 0: credits by WRITE */
+
+    /* credits in AM immediates (pvrdma_credit_imm.c) */
+    uint16_t                   credit_tag;  /**< peers name this ep by it */
+    int                        has_credit_tag;
+    uct_pvrdma_chan_t          *rev_chan;   /**< its credits ride our AMs */
 
     /* remote side */
     uint64_t                   flush_addr;  /**< peer scratch word */
@@ -263,6 +290,12 @@ struct uct_pvrdma_chan {
     unsigned                   rx_hdr_len;  /**< AM header in front (0/8) */
     size_t                     rx_offset;   /**< receive start in a desc */
     unsigned                   rx_length;   /**< receive length */
+    /* credits in AM immediates (pvrdma_credit_imm.c) */
+    int                        peer_has_tag; /**< peer ep gave a tag */
+    uint16_t                   peer_ep_tag;
+    uct_pvrdma_ep_t            *rev_ep;     /**< our AMs carry our credits */
+    int                        credits_deferred; /**< in deferred_chans */
+    ucs_list_link_t            deferred_link;
     /* identity, for duplicate requests */
     union ibv_gid              peer_gid;
     uint32_t                   peer_ud_qpn;
@@ -279,6 +312,10 @@ typedef struct uct_pvrdma_ah {
     uint16_t                   lid;
     struct ibv_ah              *ah;
 } uct_pvrdma_ah_t;
+
+
+/** An iface's eps by credit tag. */
+KHASH_MAP_INIT_INT(uct_pvrdma_ep_tags, uct_pvrdma_ep_t*)
 
 
 #define UCT_PVRDMA_QP_HASH_SIZE  64
@@ -328,6 +365,11 @@ struct uct_pvrdma_iface {
     ucs_list_link_t            chans;
     ucs_list_link_t            pending_eps;
     ucs_list_link_t            slot_chunks;
+    ucs_list_link_t            deferred_chans; /**< owe a credit WRITE */
+    khash_t(uct_pvrdma_ep_tags) ep_tags;
+    uint16_t                   next_ep_tag;
+    uint64_t                   credits_by_imm; /**< returned in AM imms */
+    uint64_t                   credits_by_msg; /**< by WRITE or SEND */
     unsigned                   num_connecting;
     uint64_t                   conn_seq;
     volatile uint64_t          *scratch;    /**< target of flush writes */
@@ -348,6 +390,7 @@ struct uct_pvrdma_iface {
         size_t                 max_get_zcopy;
         ucs_time_t             conn_timeout;
         ucs_time_t             conn_retry;
+        int                    credit_imm;
     } config;
 };
 
@@ -427,6 +470,7 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc);
 void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
 void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
 int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
 
@@ -447,6 +491,18 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     uct_pvrdma_chan_t **chan_p);
 void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc);
 void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan);
+void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer);
+
+/* pvrdma_credit_imm.c */
+void uct_pvrdma_ep_tag_add(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_tag_remove(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_pair_chan(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_unpair_chan(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_chan_pair_ep(uct_pvrdma_chan_t *chan);
+void uct_pvrdma_chan_unpair_ep(uct_pvrdma_chan_t *chan);
+void uct_pvrdma_chan_credit_imm_rx(uct_pvrdma_chan_t *chan, uint32_t imm);
+void uct_pvrdma_chan_defer_credits(uct_pvrdma_chan_t *chan);
+void uct_pvrdma_iface_return_deferred_credits(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_slot.c */
 void *uct_pvrdma_page_alloc(size_t size, const char *name);

@@ -36,7 +36,8 @@ static void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
 
     wr->opcode = IBV_WR_SEND;
     if (uct_pvrdma_txq_post(chan->iface, &chan->txq, wr, 1) == UCS_OK) {
-        chan->credit_inflight = 1;
+        chan->credit_inflight        = 1;
+        chan->iface->credits_by_msg += count;
     } else {
         /* still owed: returned with the next attempt */
         *total                 -= count;
@@ -48,8 +49,10 @@ static void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
 
 /* Return owed credits: RDMA WRITE of the cumulative total to the peer's
  * slot (or a SEND of it, see above).  Skipped (and retried on the next
- * completion) when the QP is full. */
-static void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan)
+ * completion) when the QP is full.  With @p may_defer, a channel whose
+ * credits can ride the AMs of an ep to the same peer waits one progress
+ * call for such an AM (pvrdma_credit_imm.c). */
+void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
     volatile uint64_t *total  = &chan->src_chunk->slots[chan->src_index];
@@ -61,6 +64,11 @@ static void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan)
         !uct_pvrdma_txq_has_room(iface, &chan->txq) ||
         ucs_unlikely(chan->credit_inflight)) {
         return; /* (a credit SEND in flight: again from its completion) */
+    }
+
+    if (may_defer && (chan->rev_ep != NULL)) {
+        uct_pvrdma_chan_defer_credits(chan);
+        return;
     }
 
     count      = pvrdma_common_credits_piggyback(&chan->credits);
@@ -80,7 +88,9 @@ static void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan)
     wr.opcode              = IBV_WR_RDMA_WRITE;
     wr.wr.rdma.remote_addr = chan->credit_addr;
     wr.wr.rdma.rkey        = chan->credit_rkey;
-    (void)uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0);
+    if (uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0) == UCS_OK) {
+        iface->credits_by_msg += count;
+    }
 }
 
 
@@ -142,6 +152,7 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
     uct_pvrdma_iface_t *iface = chan->iface;
     int ret;
 
+    uct_pvrdma_chan_unpair_ep(chan);
     ucs_list_del(&chan->list);
     uct_pvrdma_iface_qp_remove(iface, &chan->txq);
     iface->cq_budget += iface->config.rx_queue_len;
@@ -184,8 +195,7 @@ uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
 {
     const uct_pvrdma_am_hdr_t *hdr;
 
-    if ((chan->rx_hdr_len == 0) || (wc->wc_flags & IBV_WC_WITH_IMM) ||
-        (wc->byte_len < sizeof(*hdr))) {
+    if ((chan->rx_hdr_len == 0) || (wc->byte_len < sizeof(*hdr))) {
         return UCT_AM_ID_MAX;
     }
 
@@ -205,7 +215,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
     uct_pvrdma_iface_t *iface = chan->iface;
     uct_pvrdma_rx_desc_t *desc;
     ucs_status_t status;
-    uint32_t am_id, length;
+    uint32_t am_id, length, imm;
     void *data;
 
     if (!(wc->opcode & IBV_WC_RECV)) {
@@ -217,7 +227,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
         chan->txq.avail      += wc->wr_id - chan->txq.acked_sn;
         chan->txq.acked_sn    = wc->wr_id;
         chan->credit_inflight = 0;
-        uct_pvrdma_chan_return_credits(chan);
+        uct_pvrdma_chan_return_credits(chan, 1);
         return;
     }
 
@@ -232,9 +242,16 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 
     data   = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
     length = wc->byte_len;
-    am_id  = ntohl(wc->imm_data);
-    if (ucs_unlikely(!(wc->wc_flags & IBV_WC_WITH_IMM) ||
-                     (am_id >= UCT_AM_ID_MAX))) {
+    if (ucs_likely(chan->rx_hdr_len == 0) &&
+        ucs_likely(wc->wc_flags & IBV_WC_WITH_IMM)) {
+        imm   = ntohl(wc->imm_data);
+        am_id = imm & (UCT_AM_ID_MAX - 1);
+        if (imm >= UCT_AM_ID_MAX) {
+            /* credits for the reverse connection ride along */
+            uct_pvrdma_chan_credit_imm_rx(chan, imm);
+        }
+    } else {
+        /* a send-only peer: the AM id is in a header (or it is garbage) */
         am_id = uct_pvrdma_chan_am_hdr(chan, wc, data, &length);
         if (am_id >= UCT_AM_ID_MAX) {
             ucs_error("pvrdma: qp 0x%x: dropped a message without a valid "
@@ -258,7 +275,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 
 out:
     uct_pvrdma_chan_refill(chan, 0);
-    uct_pvrdma_chan_return_credits(chan);
+    uct_pvrdma_chan_return_credits(chan, 1);
 }
 
 

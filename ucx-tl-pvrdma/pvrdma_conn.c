@@ -3,10 +3,13 @@
  * @brief Connection exchange of the UCT "pvrdma" transport over one UD QP
  *        per iface (see the design notes in pvrdma.h).
  *
- * Messages (64 bytes, integers big-endian):
+ * Messages (68 bytes, integers big-endian):
  *   REQ   requester -> iface:  its RC QP address, credit slot address/rkey,
  *                              credit receives it would post (send/recv
- *                              mode), flag SEND_ONLY if it has no RDMA WRITE
+ *                              mode), flag SEND_ONLY if it has no RDMA WRITE,
+ *                              flag EP_TAG with the tag credits in AM
+ *                              immediates name the ep by
+ *                              (pvrdma_credit_imm.c)
  *   REP   iface -> requester:  passive RC QP address, receives posted,
  *                              scratch word address/rkey (for flush writes),
  *                              flag SEND_ONLY if the connection is
@@ -24,7 +27,7 @@
 #define UCT_PVRDMA_UD_GRH_LEN    40
 #define UCT_PVRDMA_UD_TX_LEN     64
 #define UCT_PVRDMA_UD_TX_FLAG    UCS_BIT(63)
-#define UCT_PVRDMA_CONN_VERSION  1
+#define UCT_PVRDMA_CONN_VERSION  2  /* 2: ep_tag */
 
 
 enum {
@@ -37,6 +40,7 @@ enum {
 
 /* conn_msg.flags; 0 from a peer that predates them means "WRITE works" */
 #define UCT_PVRDMA_CONN_F_SEND_ONLY  UCS_BIT(0)
+#define UCT_PVRDMA_CONN_F_EP_TAG     UCS_BIT(1)  /* REQ: ep_tag is valid */
 
 
 typedef struct uct_pvrdma_conn_msg {
@@ -50,6 +54,8 @@ typedef struct uct_pvrdma_conn_msg {
     uint64_t remote_addr;
     uint32_t rkey;
     uint32_t credits;
+    uint16_t ep_tag;
+    uint16_t reserved2;
 } UCS_S_PACKED uct_pvrdma_conn_msg_t;
 
 
@@ -231,6 +237,10 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
     msg.rkey        = htobe32(ep->slot_chunk->mr->rkey);
     msg.credits     = htobe32(UCT_PVRDMA_CREDIT_RX_LEN);
     msg.flags       = iface->rdma_write_ok ? 0 : UCT_PVRDMA_CONN_F_SEND_ONLY;
+    if (ep->has_credit_tag) {
+        msg.flags  |= UCT_PVRDMA_CONN_F_EP_TAG;
+        msg.ep_tag  = htobe16(ep->credit_tag);
+    }
     uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
 }
 
@@ -368,6 +378,8 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
               ep->txq.qp->qp_num, peer->qpn, ep->credits.initial,
               send_only ? ", send/recv only (credits by SEND, no PUT)" : "");
 
+    uct_pvrdma_ep_pair_chan(ep);
+
     /* requests queued while connecting can go now */
     if (!ucs_queue_is_empty(&ep->pending) && !ep->in_pending_list) {
         ucs_list_add_tail(&iface->pending_eps, &ep->pending_link);
@@ -464,9 +476,12 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         return;
     }
 
-    chan->peer_gid    = peer->gid;
-    chan->peer_ud_qpn = ud_qpn;
-    chan->conn_id     = conn_id;
+    chan->peer_gid     = peer->gid;
+    chan->peer_ud_qpn  = ud_qpn;
+    chan->conn_id      = conn_id;
+    chan->peer_has_tag = !!(req->flags & UCT_PVRDMA_CONN_F_EP_TAG);
+    chan->peer_ep_tag  = be16toh(req->ep_tag);
+    uct_pvrdma_chan_pair_ep(chan);
 
     uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
     uct_pvrdma_conn_pack_addr(iface, chan->txq.qp->qp_num, psn, rep.addr);

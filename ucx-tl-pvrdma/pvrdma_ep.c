@@ -38,7 +38,7 @@ static void uct_pvrdma_ep_release_descs(uct_pvrdma_ep_t *ep, uint64_t sn,
 }
 
 
-static void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep)
+void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
@@ -200,6 +200,7 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
 
     ep->state  = UCT_PVRDMA_EP_FAILED;
     ep->status = status;
+    uct_pvrdma_ep_unpair_chan(ep);
     uct_pvrdma_ep_release_descs(ep, UINT64_MAX, status);
 
     /* The user's handler may destroy the ep: nothing may touch it after */
@@ -332,7 +333,8 @@ uct_pvrdma_ep_am_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 
 
 /*
- * Post an AM with the given SGEs: SEND_WITH_IMM (immediate = AM id), or on
+ * Post an AM with the given SGEs: SEND_WITH_IMM (immediate = AM id, and
+ * credits owed to the peer when there are any: pvrdma_credit_imm.c), or on
  * an iface without RDMA WRITE (@p sr, a constant at every call site) a
  * plain SEND whose payload starts with uct_pvrdma_am_hdr_t.
  */
@@ -341,6 +343,7 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                       uint8_t id, struct ibv_sge *sge, int num_sge,
                       uct_pvrdma_tx_desc_t *desc, int signal, int sr)
 {
+    uint32_t credits = 0;
     struct ibv_send_wr wr;
     ucs_status_t status;
 
@@ -350,12 +353,13 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
         wr.opcode   = IBV_WR_SEND;
     } else {
         wr.opcode   = IBV_WR_SEND_WITH_IMM;
-        wr.imm_data = htonl(id);
+        wr.imm_data = uct_pvrdma_ep_am_imm(ep, id, &credits);
     }
     wr.send_flags = 0;
 
     status = uct_pvrdma_ep_post(iface, ep, &wr, signal);
     if (ucs_unlikely(status != UCS_OK)) {
+        uct_pvrdma_ep_am_imm_undo(ep, credits);
         pvrdma_common_credits_untake(&ep->credits);
         ucs_mpool_put_inline(desc);
         return status;
@@ -402,6 +406,7 @@ uct_pvrdma_ep_am_short_inline(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     struct ibv_send_wr wr;
     struct ibv_sge sge[2];
     ucs_status_t status;
+    uint32_t credits;
 
     status = uct_pvrdma_ep_am_check(iface, ep);
     if (ucs_unlikely(status != UCS_OK)) {
@@ -417,11 +422,12 @@ uct_pvrdma_ep_am_short_inline(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     wr.sg_list    = sge;
     wr.num_sge    = (length > 0) ? 2 : 1;
     wr.opcode     = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data   = htonl(id);
+    wr.imm_data   = uct_pvrdma_ep_am_imm(ep, id, &credits);
     wr.send_flags = IBV_SEND_INLINE;
 
     status = uct_pvrdma_ep_post(iface, ep, &wr, 0);
     if (ucs_unlikely(status != UCS_OK)) {
+        uct_pvrdma_ep_am_imm_undo(ep, credits);
         pvrdma_common_credits_untake(&ep->credits);
         return status;
     }
@@ -953,6 +959,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->psn         = ucs_generate_uuid((uintptr_t)self) & 0xffffff;
     self->credits_seen    = 0;
     self->in_pending_list = 0;
+    self->rev_chan        = NULL;
     ucs_queue_head_init(&self->outstanding);
     ucs_queue_head_init(&self->pending);
     memset(&self->credits, 0, sizeof(self->credits));
@@ -981,6 +988,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
 
     uct_pvrdma_iface_qp_add(iface, &self->txq);
     ucs_list_add_tail(&iface->eps, &self->list);
+    uct_pvrdma_ep_tag_add(self);
 
     status = uct_pvrdma_conn_start(self);
     if (status != UCS_OK) {
@@ -990,6 +998,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     return UCS_OK;
 
 err_list:
+    uct_pvrdma_ep_tag_remove(self);
     ucs_list_del(&self->list);
     uct_pvrdma_iface_qp_remove(iface, &self->txq);
     uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
@@ -1018,6 +1027,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
     if (self->in_pending_list) {
         ucs_list_del(&self->pending_link);
     }
+    uct_pvrdma_ep_unpair_chan(self);
+    uct_pvrdma_ep_tag_remove(self);
     ucs_list_del(&self->list);
     uct_pvrdma_iface_qp_remove(iface, &self->txq);
 

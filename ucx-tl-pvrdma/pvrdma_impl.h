@@ -162,6 +162,42 @@ uct_pvrdma_ep_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 }
 
 
+/**
+ * Immediate data of an AM: its id and, when the channel this ep carries
+ * credits for owes some, those credits (pvrdma_credit_imm.c).  Returns the
+ * credits taken in @p credits_p; uct_pvrdma_ep_am_imm_undo gives them back
+ * if the post fails.
+ */
+static UCS_F_ALWAYS_INLINE uint32_t
+uct_pvrdma_ep_am_imm(uct_pvrdma_ep_t *ep, uint8_t id, uint32_t *credits_p)
+{
+    uct_pvrdma_chan_t *chan = ep->rev_chan;
+    uint32_t credits;
+
+    if (ucs_likely((chan == NULL) || (chan->credits.owed == 0))) {
+        *credits_p = 0;
+        return htonl(id);
+    }
+
+    credits    = pvrdma_common_credits_piggyback(&chan->credits);
+    *credits_p = credits;
+    chan->iface->credits_by_imm += credits;
+    return htonl(id | (credits << UCT_PVRDMA_IMM_CREDITS_SHIFT) |
+                 ((uint32_t)chan->peer_ep_tag << UCT_PVRDMA_IMM_TAG_SHIFT));
+}
+
+
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_ep_am_imm_undo(uct_pvrdma_ep_t *ep, uint32_t credits)
+{
+    if (credits > 0) {
+        ep->rev_chan->credits.owed           += credits;
+        ep->rev_chan->credits.returned       -= credits;
+        ep->rev_chan->iface->credits_by_imm -= credits;
+    }
+}
+
+
 /** Track a descriptor until the WR just posted is retired. */
 static UCS_F_ALWAYS_INLINE void
 uct_pvrdma_ep_track_desc(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # UCT am_lat A/B on node1 of a 2-guest bed: pvrdma with its defaults and with
-# the credit-return knobs against stock rc_verbs, round by round back to back
-# (drifting machine load hits every configuration alike).
+# the credit-return knobs (credits by WRITE only, larger batches) against
+# stock rc_verbs, round by round back to back (drifting machine load hits
+# every configuration alike).
 #   scripts/testbed/tb run --hosts 2 -- bash scripts/bench/am-lat-ab.sh
 # (TB_PASS_ENV="AB_ROUNDS AB_ITERS" passes these two into the bed)
 # AB_ROUNDS (5) rounds of AB_ITERS (3000) iterations; prints one "AB" line
@@ -11,8 +12,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/tests/ucx/ucx_lib.sh"
 . "$TOP/scripts/bench/lib.sh"   # median
 N=${AB_ITERS:-3000} ROUNDS=${AB_ROUNDS:-5}
-CONFIGS=("pvrdma|" "pvrdma|UCX_PVRDMA_RX_QUEUE_LEN=128 UCX_PVRDMA_RX_BATCH=64"
-         "pvrdma|UCX_PVRDMA_TX_MODERATION=64" "rc_verbs|")
+CONFIGS=("pvrdma|" "pvrdma|UCX_PVRDMA_CREDIT_IMM=n"
+         "pvrdma|UCX_PVRDMA_RX_QUEUE_LEN=128 UCX_PVRDMA_RX_BATCH=64" "rc_verbs|")
 RES=$(log_name am-lat-ab)
 : >"$RES"
 for round in $(seq 1 "$ROUNDS"); do

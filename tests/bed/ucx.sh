@@ -18,6 +18,30 @@ perf_check "uct am_bw bcopy 8k" 240 "" -t am_bw $UCT -D bcopy -s 8192 -n 1000 -w
 perf_check "uct am_bw zcopy 4k" 240 "" -t am_bw $UCT -D zcopy -s 4096 -n 1000 -w 50
 perf_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" 240 \
     "UCX_PVRDMA_CQ_IDLE_POLLS=8" -t am_lat $UCT -n 1000 -w 100
+# Which way credits go back (the iface counts both and logs them at close,
+# debug level): in a ping-pong they ride the replies' immediate data
+# (UCX_PVRDMA_CREDIT_IMM=y, the default), so hardly any credit WRITE is left;
+# with =n every returned batch is a WRITE of its own.
+# credit_way_check NAME ENV CONDITION: CONDITION is an awk test of imm and msg
+credit_way_check() {
+    local name=$1 env=$2 cond=$3 log counts
+    want "$name" || return 0
+    perf_check "$name" 240 "UCX_LOG_LEVEL=debug $env" -t am_lat $UCT -n 1000 -w 100
+    log=$(log_name "$name")
+    counts=$(sed -nE 's/.*credits returned: ([0-9]+) in AM immediates, ([0-9]+) by WRITE.*/\1 \2/p' \
+             "$log" | tail -n 1)
+    if [ -z "$counts" ]; then
+        fail "$name: credit counts" "no 'credits returned' line in the debug log (log: $log)"
+    elif echo "$counts" | awk "{ imm = \$1; msg = \$2; exit !($cond) }"; then
+        pass "$name: credits in immediates / by WRITE: $counts"
+    else
+        fail "$name: credit counts" "in immediates / by WRITE: $counts, expected $cond (log: $log)"
+    fi
+}
+credit_way_check "uct am_lat, credits in AM immediates (default)" "" \
+    "imm >= 800 && msg <= imm / 10"
+credit_way_check "uct am_lat, credits by WRITE (CREDIT_IMM=n)" \
+    "UCX_PVRDMA_CREDIT_IMM=n" "imm == 0 && msg >= 800"
 perf_check "uct put_lat short" 240 "" -t put_lat $UCT -n 1000 -w 100
 perf_check "uct put_bw zcopy 64k" 240 "" -t put_bw $UCT -D zcopy -s 65536 -n 200 -w 10
 perf_check "uct put_bw bcopy 8k" 240 "" -t put_bw $UCT -D bcopy -s 8192 -n 1000 -w 20
@@ -71,6 +95,10 @@ tag_verify "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" 900 1677
     "UCX_PVRDMA_RDMA_READ=no"
 # rxe offers READ: rendezvous by GET (READs of at most MAX_GET_ZCOPY)
 tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 ""
+# credits only by WRITE (the path every connection without reverse traffic
+# takes): data still intact
+tag_verify "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)" 600 \
+    1048576 "UCX_PVRDMA_CREDIT_IMM=n"
 
 # --- Open MPI over UCX: pml ucx with UCX_TLS=pvrdma,self ---------------------
 # Only pvrdma (and self within a process) may carry data: btl self only and
