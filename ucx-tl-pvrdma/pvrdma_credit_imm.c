@@ -174,21 +174,28 @@ void uct_pvrdma_chan_unpair_ep(uct_pvrdma_chan_t *chan)
 }
 
 
-/* An AM from the peer carried credits for one of our eps. */
-void uct_pvrdma_chan_credit_imm_rx(uct_pvrdma_chan_t *chan, uint32_t imm)
+/* The ep named by @p tag in an immediate that arrived on @p chan, or NULL
+ * (with the reason logged) if it is gone or not one of that peer's. */
+static uct_pvrdma_ep_t *
+uct_pvrdma_chan_credit_ep(uct_pvrdma_chan_t *chan, uint16_t tag,
+                          uint32_t credits)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
-    uint32_t credits = (imm >> UCT_PVRDMA_IMM_CREDITS_SHIFT) &
-                       UCT_PVRDMA_IMM_CREDITS_MAX;
-    uint16_t tag     = imm >> UCT_PVRDMA_IMM_TAG_SHIFT;
-    uct_pvrdma_ep_t *ep;
+    uct_pvrdma_ep_t *ep       = chan->rev_ep;
     khiter_t iter;
+
+    /* Usually both ends paired the same two connections, so the ep the
+     * credits are for is the one that carries this channel's credits back:
+     * paired means connected and to the same peer, no lookup needed. */
+    if ((ep != NULL) && ep->has_credit_tag && (ep->credit_tag == tag)) {
+        return ep;
+    }
 
     iter = kh_get(uct_pvrdma_ep_tags, &iface->ep_tags, tag);
     if (iter == kh_end(&iface->ep_tags)) {
         ucs_debug("pvrdma: %u credits for a destroyed ep (tag %u) dropped",
                   credits, tag);
-        return;
+        return NULL;
     }
 
     ep = kh_value(&iface->ep_tags, iter);
@@ -197,6 +204,22 @@ void uct_pvrdma_chan_credit_imm_rx(uct_pvrdma_chan_t *chan, uint32_t imm)
         ucs_diag("pvrdma: qp 0x%x: %u credits for ep %p (tag %u) of another "
                  "peer or not connected, dropped", chan->txq.qp->qp_num,
                  credits, ep, tag);
+        return NULL;
+    }
+    return ep;
+}
+
+
+/* An AM from the peer carried credits for one of our eps. */
+void uct_pvrdma_chan_credit_imm_rx(uct_pvrdma_chan_t *chan, uint32_t imm)
+{
+    uint32_t credits = (imm >> UCT_PVRDMA_IMM_CREDITS_SHIFT) &
+                       UCT_PVRDMA_IMM_CREDITS_MAX;
+    uct_pvrdma_ep_t *ep;
+
+    ep = uct_pvrdma_chan_credit_ep(chan, imm >> UCT_PVRDMA_IMM_TAG_SHIFT,
+                                   credits);
+    if (ep == NULL) {
         return;
     }
 
