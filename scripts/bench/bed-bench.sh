@@ -49,29 +49,44 @@ pingpong openib openib,self
 # ucx_perftest's Final line: iterations, latency 50%/avg/overall (us),
 # bandwidth avg/overall (MB/s), message rate avg/overall.
 # Rep by rep, each test once per transport back to back, so drifting machine
-# load (other VMs on the 2-core host) hits both transports alike.
-declare -A UCT_V=()
-uct_once() {  # REP TL TEST SIZE FIELD ITERS DATA-LAYOUT
+# load (other VMs on the 2-core host) hits both transports alike; every other
+# rep rc_verbs goes first, so that neither always runs first.  Besides the
+# medians, the geometric mean of the rep-by-rep ratios pvrdma/rc_verbs: each
+# ratio compares two runs seconds apart, so machine drift cancels in it.
+declare -A UCT_R=()   # [TL_TEST.REP] = that run's value
+uct_once() {  # REP TL TEST SIZE FIELD ITERS DATA-LAYOUT WARMUP-ITERS
     local log test=$3
-    [ "$test" = get_bw ] && test=get   # ucx_perftest's name of the GET bandwidth test
-    ucx_pair "uct_$2_$3.$1" 120 "" -t "$test" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w 20 || return 0
+    [ "$test" = get_bw ] && test="get"   # ucx_perftest's name of the GET bandwidth test
+    ucx_pair "uct_$2_$3.$1" 120 "" -t "$test" -x "$2" -d "$DEV" -D "$7" -s "$4" -n "$6" -w "$8" || return 0
     log=$(log_name "uct_$2_$3.$1")
-    UCT_V[$2_$3]+=" $(awk -v f="$5" '/^Final:/ { print $f }' "$log" | tail -n 1)"
+    UCT_R[$2_$3.$1]=$(awk -v f="$5" '/^Final:/ { print $f }' "$log" | tail -n 1)
     # latency tests: the typical (50th percentile) value too, less noisy
-    [ "$5" = 4 ] && UCT_V[$2_$3_typ]+=" $(awk '/^Final:/ { print $3 }' "$log" | tail -n 1)"
+    [ "$5" = 4 ] && UCT_R[$2_$3_typ.$1]=$(awk '/^Final:/ { print $3 }' "$log" | tail -n 1)
     return 0
 }
+paired_ratio() {  # TEST: geometric mean over the reps where both ran
+    local i
+    for i in $(seq 1 "$REPS"); do
+        echo "${UCT_R[pvrdma_$1.$i]:-} ${UCT_R[rc_verbs_$1.$i]:-}"
+    done | awk '$1 + 0 > 0 && $2 + 0 > 0 { s += log($1 / $2); n++ }
+                END { if (n) printf "%.3f\n", exp(s / n) }'
+}
 for i in $(seq 1 "$REPS"); do
-    for tl in pvrdma rc_verbs; do
-        uct_once "$i" "$tl" am_lat 8 4 1000 short
-        # 64 KiB: large RDMA READs stall for minutes on rxe under emulation
-        uct_once "$i" "$tl" put_bw 65536 7 200 zcopy
-        uct_once "$i" "$tl" get_bw 65536 7 200 zcopy
-    done
+    tls="pvrdma rc_verbs"
+    [ $((i % 2)) = 0 ] && tls="rc_verbs pvrdma"
+    # test by test, the two transports right after each other: the pairs
+    # that are compared run seconds apart
+    for tl in $tls; do uct_once "$i" "$tl" am_lat 8 4 5000 short 100; done
+    # 64 KiB: large RDMA READs stall for minutes on rxe under emulation
+    for tl in $tls; do uct_once "$i" "$tl" put_bw 65536 7 200 zcopy 20; done
+    for tl in $tls; do uct_once "$i" "$tl" get_bw 65536 7 200 zcopy 20; done
 done
 for tl in pvrdma rc_verbs; do
     for t in am_lat am_lat_typ put_bw get_bw; do
-        # shellcheck disable=SC2086 # the values are a space-separated list
-        put "uct_${tl}_$t" "$(median ${UCT_V[${tl}_$t]:-})"
+        # shellcheck disable=SC2046 # one value per rep; failed runs left none
+        put "uct_${tl}_$t" "$(median $(for i in $(seq 1 "$REPS"); do echo "${UCT_R[${tl}_$t.$i]:-}"; done))"
     done
+done
+for t in am_lat am_lat_typ put_bw get_bw; do
+    put "uct_paired_$t" "$(paired_ratio "$t")"
 done
