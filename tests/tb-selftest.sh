@@ -27,6 +27,28 @@ else
     pass "no QEMU left behind"
 fi
 
+# A node that goes silent mid-suite: the next failed check says so and the
+# suite stops (status 3) instead of failing every later check after its own
+# timeout; tb keeps the consoles.  Here node2's network is taken down.
+lost=$(mktemp -d /tmp/tb-selftest.XXXXXX)
+cat >"$lost/lost-node.sh" <<SCRIPT
+. "$PWD/tests/bed/lib.sh"
+timeout 5 ssh node2 'ip link set eth0 down' >/dev/null 2>&1
+fail "a check" "that failed"
+pass "the suite went on"
+SCRIPT
+chmod -R a+rX "$lost"
+out=$("$TB" run --hosts 2 --timeout 400 --out "$lost/out" -- bash "$lost/lost-node.sh" 2>&1); rc=$?
+if [ $rc = 3 ] && echo "$out" | grep -q '^not ok - bed: node2 stopped answering' &&
+   ! echo "$out" | grep -q 'the suite went on'; then
+    pass "a node that stops answering ends the suite with one clear line"
+else
+    fail "a node that stops answering ends the suite with one clear line" "rc $rc: $(echo "$out" | tail -n 4)"
+fi
+ls "$lost"/out/consoles/*/console.node2 >/dev/null 2>&1 && pass "consoles kept when the command fails" ||
+    fail "consoles kept when the command fails" "nothing in $lost/out/consoles"
+rm -rf "$lost"
+
 out=$("$TB" run --hosts 0 -- true 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- '--hosts must be' && pass "bad --hosts refused" || fail "bad --hosts refused" "rc $rc: $out"
 out=$("$TB" run --hosts 1 2>&1); rc=$?

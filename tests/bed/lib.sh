@@ -10,7 +10,29 @@ MPIRUN=(mpirun --allow-run-as-root --hostfile "$TB_HOSTFILE")
 BED_FAILED=0
 
 pass() { echo "ok - $1"; }
-fail() { echo "not ok - $1: $2"; BED_FAILED=1; }
+fail() {
+    local lost
+    echo "not ok - $1: $2"
+    BED_FAILED=1
+    lost=$(lost_node) || return 0
+    echo "not ok - bed: $lost stopped answering (no ssh) by the end of the check above; the suite stops here, every later check would wait on it"
+    exit 3
+}
+
+# lost_node: prints the first other node that does not answer ssh (twice,
+# 20 s each) and succeeds; fails when all answer.  A failed check may be a
+# node that went silent (a guest stalled or its network died): then every
+# later check fails too, each after its own timeout.  tb keeps the consoles.
+lost_node() {
+    local n
+    for n in $(awk '/^node/ {print $1}' "$TB_HOSTFILE"); do
+        [ "$n" = "$(hostname)" ] && continue
+        timeout 45 ssh -o ConnectTimeout=20 "$n" true 2>/dev/null ||
+            timeout 45 ssh -o ConnectTimeout=20 "$n" true 2>/dev/null ||
+            { echo "$n"; return 0; }
+    done
+    return 1
+}
 
 # log_name NAME: a file name for a check's log.
 log_name() { echo "$LOGDIR/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').log"; }

@@ -67,7 +67,7 @@ static int tcp_connect(const char *host, int port)
 {
     struct addrinfo hints = {0}, *res, *ai;
     char port_str[16];
-    int fd = -1, i;
+    int fd = -1, i, unreachable = 0, err = 0;
 
     snprintf(port_str, sizeof(port_str), "%d", port);
     hints.ai_family   = AF_INET;
@@ -77,24 +77,32 @@ static int tcp_connect(const char *host, int port)
         exit(2);
     }
 
-    /* the server may not listen yet: retry for a while */
-    for (i = 0; i < 120; ++i) {
+    /* the server may not listen yet (refused): retry for a while; a host
+     * that does not answer at all (each try costs seconds) only a few times,
+     * so a dead peer is reported, not waited for past the caller's timeout */
+    for (i = 0; (i < 120) && (unreachable < 3); ++i) {
         for (ai = res; ai != NULL; ai = ai->ai_next) {
             fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
             if (fd < 0) {
+                err = errno;
                 continue;
             }
             if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
                 freeaddrinfo(res);
                 return fd;
             }
+            err = errno;
             close(fd);
             fd = -1;
+        }
+        if (err != ECONNREFUSED) {
+            ++unreachable;
         }
         sleep(1);
     }
     freeaddrinfo(res);
-    fprintf(stderr, "ucp_tag_check: cannot connect to %s:%d\n", host, port);
+    fprintf(stderr, "ucp_tag_check: cannot connect to %s:%d: %s\n", host, port,
+            strerror(err));
     exit(2);
 }
 
