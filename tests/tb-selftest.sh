@@ -27,14 +27,16 @@ else
     pass "no QEMU left behind"
 fi
 
-# A node that goes silent mid-suite: the next failed check says so and the
-# suite stops (status 3) instead of failing every later check after its own
-# timeout; tb keeps the consoles.  Here node2's network is taken down.
+# A node that goes silent mid-suite: the watcher ends the check waiting on
+# it, that check fails, and the suite stops (status 3) with one line instead
+# of failing every later check after its own timeout; tb keeps the consoles.
+# Here node2's network is taken down under a check that would wait 600 s.
 lost=$(mktemp -d /tmp/tb-selftest.XXXXXX)
 cat >"$lost/lost-node.sh" <<SCRIPT
 . "$PWD/tests/bed/lib.sh"
+watch_nodes
 timeout 5 ssh node2 'ip link set eth0 down' >/dev/null 2>&1
-fail "a check" "that failed"
+check "a check waiting on node2" 600 sleep 600
 pass "the suite went on"
 SCRIPT
 chmod -R a+rX "$lost"

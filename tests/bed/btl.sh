@@ -8,6 +8,7 @@
 #   BTL_QUICK=1   message sizes up to 1 MiB only (development)
 #   BTL_ONLY="…"  run only these sections: 2x1 copy profile read msgsize 4x2 bad pingpong
 . "$(dirname "$0")/lib.sh"
+watch_nodes
 
 NHOSTS=$(grep -c '^node' "$TB_HOSTFILE")
 BTL=(--mca pml ob1 --mca btl pvrdma,self)

@@ -7,6 +7,7 @@
 # (about 25 minutes on the loaded 2-core development machine).
 # PVRDMA_BED_ONLY="regex" restricts the run to checks whose name matches.
 . "$(dirname "$0")/lib.sh"
+watch_nodes
 
 . "$(dirname "$0")/../ucx/ucx_lib.sh"
 
