@@ -25,7 +25,7 @@ PACKAGES=(
     libopenmpi-dev openmpi-bin libucx-dev ucx-utils libucx0
     libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev
     qemu-system-x86 busybox-static openssh-server openssh-client iproute2 kmod cpio
-    openfoam openfoam-examples gnuplot-nox iputils-ping
+    openfoam openfoam-examples gnuplot-nox iputils-ping procps
     # the --pvrdma tier's nested QEMU (scripts/testbed/pvrdma/qemu.sh)
     meson ninja-build libglib2.0-dev libpixman-1-dev librdmacm-dev libibumad-dev
     libattr1-dev libcap-ng-dev libfdt-dev zlib1g-dev
