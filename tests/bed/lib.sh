@@ -20,6 +20,9 @@ fail() {
     exit 3
 }
 
+# other_nodes: the bed's nodes but this one, from the hostfile.
+other_nodes() { awk -v me="$(hostname)" '/^node/ && $1 != me {print $1}' "$TB_HOSTFILE"; }
+
 # (BED_LOST_NODE_CHECK=0: a suite that takes links down on purpose.)
 # lost_node: prints the first other node that does not answer ssh (twice,
 # 20 s each) and succeeds; fails when all answer.  A failed check may be a
@@ -27,8 +30,7 @@ fail() {
 # later check fails too, each after its own timeout.  tb keeps the consoles.
 lost_node() {
     local n
-    for n in $(awk '/^node/ {print $1}' "$TB_HOSTFILE"); do
-        [ "$n" = "$(hostname)" ] && continue
+    for n in $(other_nodes); do
         timeout 45 ssh -o ConnectTimeout=20 "$n" true 2>/dev/null ||
             timeout 45 ssh -o ConnectTimeout=20 "$n" true 2>/dev/null ||
             { echo "$n"; return 0; }
@@ -61,8 +63,7 @@ watch_nodes() {
 # answers the handshake: cheap for a guest under emulation.)
 unreachable_node() {
     local n
-    for n in $(awk '/^node/ {print $1}' "$TB_HOSTFILE"); do
-        [ "$n" = "$(hostname)" ] && continue
+    for n in $(other_nodes); do
         timeout 10 bash -c "exec 3<>/dev/tcp/$n/22" 2>/dev/null || { echo "$n"; return 0; }
     done
     return 1
