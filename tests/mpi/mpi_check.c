@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/test_pattern.h"
+
 static int rank, nprocs;
 static size_t max_size = 16u << 20;
 static int flood_count = 4000;
@@ -39,28 +41,29 @@ static void fail(const char *fmt, ...)
     va_end(ap);
 }
 
-/** Deterministic byte pattern depending on (seed, offset). */
-static inline unsigned char pat(uint32_t seed, size_t i)
+/** The key of the message @p msg of test @p test sent by rank @p from to
+ *  rank @p to: every byte of it is a function of (test, message, direction,
+ *  offset) (test_pattern.h), so a misplaced piece, a stale message of the
+ *  same size or another peer's message never passes the check. */
+static uint64_t msg_key(const char *test, uint64_t msg, int from, int to)
 {
-    return (unsigned char) (seed * 2654435761u + i * 131u + (i >> 9) * 7u + 1u);
+    return tp_key(tp_name(test), msg, (uint64_t) from * 1000003u + (uint64_t) to);
 }
 
-static void fill(unsigned char *buf, size_t len, uint32_t seed)
+static void fill(unsigned char *buf, size_t len, uint64_t key)
 {
-    for (size_t i = 0; i < len; ++i) {
-        buf[i] = pat(seed, i);
-    }
+    tp_fill(buf, len, key);
 }
 
-static int check(const unsigned char *buf, size_t len, uint32_t seed, const char *what,
+static int check(const unsigned char *buf, size_t len, uint64_t key, const char *what,
                  int peer)
 {
-    for (size_t i = 0; i < len; ++i) {
-        if (buf[i] != pat(seed, i)) {
-            fail("%s: rank %d from %d: %zu bytes, byte %zu is 0x%02x, expected 0x%02x", what,
-                 rank, peer, len, i, buf[i], pat(seed, i));
-            return 1;
-        }
+    long long bad = tp_check(buf, len, key);
+
+    if (bad >= 0) {
+        fail("%s: rank %d from %d: %zu bytes, byte %lld is 0x%02x, expected 0x%02x", what,
+             rank, peer, len, bad, buf[bad], tp_byte(key, (size_t) bad));
+        return 1;
     }
     return 0;
 }
@@ -124,11 +127,10 @@ static void run_pairs(int (*partner_of)(int), const char *name)
     }
     for (int i = 0; i < nsizes; ++i) {
         size_t len = sizes[i];
-        uint32_t seed_lo = (uint32_t) (len * 3 + 1), seed_hi = (uint32_t) (len * 5 + 2);
         int lower = rank < partner;
 
         memset(rbuf, 0xee, len + 1);
-        fill(sbuf, len, lower ? seed_lo : seed_hi);
+        fill(sbuf, len, msg_key(name, (uint64_t) i, rank, partner));
         if (lower) {
             MPI_Send(sbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD);
             MPI_Recv(rbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD, &st);
@@ -137,7 +139,7 @@ static void run_pairs(int (*partner_of)(int), const char *name)
             MPI_Send(sbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD);
         }
         if (check_count(&st, len, name) ||
-            check(rbuf, len, lower ? seed_hi : seed_lo, name, partner)) {
+            check(rbuf, len, msg_key(name, (uint64_t) i, partner, rank), name, partner)) {
             break;
         }
         if (rbuf[len] != 0xee) {
@@ -211,7 +213,7 @@ static void test_nb(void)
             if (p == rank) {
                 continue;
             }
-            fill(sb[p], len, (uint32_t) (rank * 1000 + p + len));
+            fill(sb[p], len, msg_key("nb", (uint64_t) i, rank, p));
             MPI_Isend(sb[p], (int) len, MPI_BYTE, p, 100 + i, MPI_COMM_WORLD, &req[n++]);
         }
         MPI_Waitall(n, req, st);
@@ -221,7 +223,7 @@ static void test_nb(void)
                 continue;
             }
             if (check_count(&st[n++], len, "nb") ||
-                check(rb[p], len, (uint32_t) (p * 1000 + rank + len), "nb", p)) {
+                check(rb[p], len, msg_key("nb", (uint64_t) i, p, rank), "nb", p)) {
                 break;
             }
         }
@@ -256,7 +258,7 @@ static void test_flood(void)
     if (rank < partner) {
         for (int i = 0; i < n; ++i) {
             size_t len = (i % 8 == 7) ? big : small;
-            fill(buf + (size_t) i * big, len, (uint32_t) i);
+            fill(buf + (size_t) i * big, len, msg_key("flood", (uint64_t) i, rank, partner));
             MPI_Isend(buf + (size_t) i * big, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD,
                       &req[i]);
         }
@@ -275,7 +277,8 @@ static void test_flood(void)
         MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
         for (int i = 0; i < n; ++i) {
             size_t len = (i % 8 == 7) ? big : small;
-            if (check(buf + (size_t) i * big, len, (uint32_t) i, "flood", partner)) {
+            if (check(buf + (size_t) i * big, len, msg_key("flood", (uint64_t) i, partner, rank),
+                      "flood", partner)) {
                 break;
             }
         }
@@ -324,12 +327,12 @@ static void test_alltoall(void)
         unsigned char *s = malloc(blk * nprocs), *r = malloc(blk * nprocs);
 
         for (int p = 0; p < nprocs; ++p) {
-            fill(s + p * blk, blk, (uint32_t) (rank * 7919 + p + blk));
+            fill(s + p * blk, blk, msg_key("alltoall", b, rank, p));
         }
         memset(r, 0, blk * nprocs);
         MPI_Alltoall(s, (int) blk, MPI_BYTE, r, (int) blk, MPI_BYTE, MPI_COMM_WORLD);
         for (int p = 0; p < nprocs; ++p) {
-            if (check(r + p * blk, blk, (uint32_t) (p * 7919 + rank + blk), "alltoall", p)) {
+            if (check(r + p * blk, blk, msg_key("alltoall", b, p, rank), "alltoall", p)) {
                 break;
             }
         }
@@ -358,12 +361,12 @@ static void test_alltoallv(void)
     s = malloc(stot);
     r = malloc(rtot);
     for (int p = 0; p < nprocs; ++p) {
-        fill(s + sd[p], sc[p], (uint32_t) (rank * 31 + p));
+        fill(s + sd[p], sc[p], msg_key("alltoallv", 0, rank, p));
     }
     memset(r, 0, rtot);
     MPI_Alltoallv(s, sc, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
     for (int p = 0; p < nprocs; ++p) {
-        if (check(r + rd[p], rc[p], (uint32_t) (p * 31 + rank), "alltoallv", p)) {
+        if (check(r + rd[p], rc[p], msg_key("alltoallv", 0, p, rank), "alltoallv", p)) {
             break;
         }
     }
@@ -389,12 +392,12 @@ static void test_bcast(void)
         }
         b = malloc(len);
         if (rank == root) {
-            fill(b, len, (uint32_t) (len + 17));
+            fill(b, len, msg_key("bcast", l, root, -1));
         } else {
             memset(b, 0, len);
         }
         MPI_Bcast(b, (int) len, MPI_BYTE, root, MPI_COMM_WORLD);
-        (void) check(b, len, (uint32_t) (len + 17), "bcast", root);
+        (void) check(b, len, msg_key("bcast", l, root, -1), "bcast", root);
         free(b);
     }
 }
@@ -476,13 +479,13 @@ static void test_ssend(void)
             break;
         }
         if (rank < partner) {
-            fill(b, len, (uint32_t) (len + 99));
+            fill(b, len, msg_key("ssend", l, rank, partner));
             MPI_Ssend(b, (int) len, MPI_BYTE, partner, 9, MPI_COMM_WORLD);
         } else {
             memset(b, 0, len);
             MPI_Recv(b, (int) len, MPI_BYTE, partner, 9, MPI_COMM_WORLD, &st);
             if (!check_count(&st, len, "ssend")) {
-                (void) check(b, len, (uint32_t) (len + 99), "ssend", partner);
+                (void) check(b, len, msg_key("ssend", l, partner, rank), "ssend", partner);
             }
         }
         free(b);

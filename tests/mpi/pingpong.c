@@ -10,14 +10,18 @@
  * busy host does not dominate; the mean is printed too).
  * Bandwidth: windows of 16 non-blocking sends, each followed by a 1-byte
  * ack; the first window is not timed (it registers the buffers).
- * Every received message is checked (first and last byte), so a broken
- * transport cannot report fast numbers.
+ * Every byte of every message is checked (test_pattern.h: a function of
+ * size, message number, direction and offset; filling, clearing and checking
+ * happen outside the timed spans), so a broken transport cannot report fast
+ * numbers and stale data from an earlier message never passes.
  */
 #include <mpi.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../common/test_pattern.h"
 
 #define WINDOW 16
 
@@ -27,35 +31,69 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One bandwidth window: rank 0 sends WINDOW messages of len bytes at once,
- * rank 1 receives them and acks with one byte.  Rank 1 clears the first and
- * last byte of every receive buffer before and checks them after, so stale
- * data from an earlier window cannot pass.  Returns 1 on corruption. */
+static uint64_t test_id;   /* tp_name("pingpong") */
+
+/* The key of message @p msg of phase @p phase (0 latency, 1 bandwidth) of
+ * size @p len, sent by rank @p from. */
+static uint64_t msg_key(size_t len, int phase, uint64_t msg, int from)
+{
+    return tp_key(test_id ^ tp_mix(len), msg, (uint64_t) phase * 2 + (uint64_t) from);
+}
+
+/* Checks one received message; clears it afterwards so the next message
+ * into the same buffer must really arrive.  Returns 1 when a byte is wrong
+ * (and says which, once). */
+static int check_msg(unsigned char *buf, size_t len, uint64_t key, const char *what,
+                     uint64_t msg)
+{
+    long long bad = tp_check(buf, len, key);
+
+    if (bad >= 0) {
+        fprintf(stderr, "# ERROR: %s: %zu-byte message %llu: byte %lld is 0x%02x, expected 0x%02x\n",
+                what, len, (unsigned long long) msg, bad, buf[bad], tp_byte(key, (size_t) bad));
+    }
+    memset(buf, 0, len);
+    return bad >= 0;
+}
+
+/* One bandwidth window (round @p round): rank 0 sends WINDOW messages of len
+ * bytes at once, rank 1 receives them and acks with one byte.  Every message
+ * of every round has its own pattern, filled before and checked after the
+ * timed part; *elapsed gets the time of the communication only.  Returns 1
+ * on corruption. */
 static int window_round(int rank, int peer, size_t len, unsigned char *sbuf,
-                        unsigned char *rbuf, MPI_Request *req)
+                        unsigned char *rbuf, MPI_Request *req, uint64_t round,
+                        double *elapsed)
 {
     int bad = 0;
+    double t0;
 
+    if (rank == 0) {
+        for (int w = 0; w < WINDOW; ++w) {
+            tp_fill(sbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, 0));
+        }
+    }
+    t0 = MPI_Wtime();
     for (int w = 0; w < WINDOW; ++w) {
         if (rank == 0) {
             MPI_Isend(sbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
         } else {
-            if (len > 0) {
-                rbuf[w * len] = rbuf[w * len + len - 1] = 0;
-            }
             MPI_Irecv(rbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
         }
     }
     MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
     if (rank == 0) {
-        MPI_Recv(rbuf, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        unsigned char ack;
+
+        MPI_Recv(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        *elapsed += MPI_Wtime() - t0;
         return 0;
     }
     MPI_Send(sbuf, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
-    for (int w = 0; w < WINDOW && len > 0; ++w) {
-        if (rbuf[w * len] != 0x5a || rbuf[w * len + len - 1] != 0x5a) {
-            bad = 1;
-        }
+    *elapsed += MPI_Wtime() - t0;
+    for (int w = 0; w < WINDOW; ++w) {
+        bad |= check_msg(rbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, 0),
+                         "bandwidth", round * WINDOW + w);
     }
     return bad;
 }
@@ -89,7 +127,8 @@ int main(int argc, char **argv)
     rtt = malloc(sizeof(double) * (iters > 5 ? iters : 5));
     sbuf = malloc(max * WINDOW > 0 ? max * WINDOW : 1);
     rbuf = malloc(max * WINDOW > 0 ? max * WINDOW : 1);
-    memset(sbuf, 0x5a, max * WINDOW);
+    memset(rbuf, 0, max * WINDOW);
+    test_id = tp_name("pingpong");
     if (rank == 0) {
         printf("# pingpong: %d iterations (latency), %d x %d (bandwidth)\n", iters, bw_iters,
                WINDOW);
@@ -97,11 +136,13 @@ int main(int argc, char **argv)
     for (size_t len = min; len <= max && rank < 2; len = len ? len * 2 : 1) {
         int n = len >= (1u << 20) ? (iters / 10 > 5 ? iters / 10 : 5) : iters;
         int nbw = len >= (1u << 20) ? (bw_iters / 4 > 2 ? bw_iters / 4 : 2) : bw_iters;
-        double t0, t1, lat, avg, bw;
+        double t_bw = 0, t_sum = 0, lat, avg, bw, t1;
         int peer = 1 - rank;
+        uint64_t msg = 0;    /* message number within this size (latency) */
 
-        /* warm-up (connection set-up, registrations) */
-        for (int i = 0; i < 2; ++i) {
+        /* warm-up (connection set-up, registrations): checked too */
+        for (int i = 0; i < 2; ++i, ++msg) {
+            tp_fill(sbuf, len, msg_key(len, 0, msg, rank));
             if (rank == 0) {
                 MPI_Send(sbuf, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
                 MPI_Recv(rbuf, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -109,38 +150,37 @@ int main(int argc, char **argv)
                 MPI_Recv(rbuf, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(sbuf, (int) len, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
             }
+            bad |= check_msg(rbuf, len, msg_key(len, 0, msg, peer), "warm-up", msg);
         }
-        t0 = MPI_Wtime();
-        for (int i = 0; i < n; ++i) {
+        /* each round trip: both ranks send their own message (filled before
+         * the timed part), both check what they received after it */
+        for (int i = 0; i < n; ++i, ++msg) {
+            tp_fill(sbuf, len, msg_key(len, 0, msg, rank));
             t1 = MPI_Wtime();
             if (rank == 0) {
-                sbuf[0] = (unsigned char) i;
                 MPI_Send(sbuf, (int) len, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
                 MPI_Recv(rbuf, (int) len, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else {
                 MPI_Recv(rbuf, (int) len, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(rbuf, (int) len, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
-            }
-            if (len > 0 && rank == 0 &&
-                (rbuf[0] != (unsigned char) i || (len > 1 && rbuf[len - 1] != 0x5a))) {
-                bad = 1;
+                MPI_Send(sbuf, (int) len, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
             }
             rtt[i] = MPI_Wtime() - t1;
+            t_sum += rtt[i];
+            bad |= check_msg(rbuf, len, msg_key(len, 0, msg, peer), "latency", msg);
         }
-        avg = (MPI_Wtime() - t0) / n / 2 * 1e6;
+        avg = t_sum / n / 2 * 1e6;
         qsort(rtt, n, sizeof(double), cmp_double);
         lat = rtt[n / 2] / 2 * 1e6;
 
-        sbuf[0] = 0x5a; /* the latency loop numbered its messages there */
         /* one untimed window first: it touches (registers) the window's
          * buffers, which the latency loop did not, so the timed windows
          * measure the steady state, as ib_write_bw does */
-        bad |= window_round(rank, peer, len, sbuf, rbuf, req);
-        t0 = MPI_Wtime();
+        bad |= window_round(rank, peer, len, sbuf, rbuf, req, 0, &t_bw);
+        t_bw = 0;
         for (int i = 0; i < nbw; ++i) {
-            bad |= window_round(rank, peer, len, sbuf, rbuf, req);
+            bad |= window_round(rank, peer, len, sbuf, rbuf, req, (uint64_t) i + 1, &t_bw);
         }
-        bw = (double) len * WINDOW * nbw / (MPI_Wtime() - t0) / 1e6;
+        bw = (double) len * WINDOW * nbw / t_bw / 1e6;
         if (rank == 0) {
             printf("size %zu lat_us %.2f bw_MBps %.3f avg_us %.2f\n", len, lat, bw, avg);
             fflush(stdout);
