@@ -285,6 +285,24 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     }
     frag->posted = true;
     frag->signalled = signal;
+    if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
+        /* counted for the bed tests, which assert the rendezvous mode from
+         * them (see mca_btl_pvrdma_module_t); the module lock is held */
+        mca_btl_pvrdma_module_t *module = ep->module;
+        uint64_t len = frag->sge.length;
+
+        if (IBV_WR_RDMA_WRITE == frag->wr.send.opcode) {
+            module->rdma_writes++;
+            if (len > module->rdma_write_max) {
+                module->rdma_write_max = len;
+            }
+        } else if (IBV_WR_RDMA_READ == frag->wr.send.opcode) {
+            module->rdma_reads++;
+            if (len > module->rdma_read_max) {
+                module->rdma_read_max = len;
+            }
+        }
+    }
     ep->ring[(ep->ring_head + ep->ring_count) % ep->ring_size] = frag;
     ep->ring_count++;
     if (signal) {

@@ -370,6 +370,25 @@ struct uct_pvrdma_iface {
     uint16_t                   next_ep_tag;
     uint64_t                   credits_by_imm; /**< returned in AM imms */
     uint64_t                   credits_by_msg; /**< by WRITE or SEND */
+
+    /* What this iface did, printed at close ("iface %p ops: ..."): the bed
+     * tests prove from these counts which mode a run used (GET by RDMA READ
+     * or not, PUT by RDMA WRITE or send/recv only, CQ armed or polled), so
+     * they count WRs posted and events taken, not calls.  Plain increments:
+     * an iface is driven by one thread (multi-threaded workers are refused
+     * in the iface constructor). */
+    struct {
+        uint64_t               rdma_reads;     /**< READ WRs (get_bcopy/zcopy) */
+        uint64_t               rdma_read_max;  /**< bytes of the largest one */
+        uint64_t               rdma_writes;    /**< WRITE WRs of user data
+                                                    (put_short/bcopy/zcopy);
+                                                    not credit or flush WRITEs */
+        uint64_t               rdma_write_max; /**< bytes of the largest one */
+        uint64_t               cq_arms;        /**< ibv_req_notify_cq that
+                                                    succeeded */
+        uint64_t               cq_events;      /**< ibv_get_cq_event taken */
+    } op_count;
+
     unsigned                   num_connecting;
     uint64_t                   conn_seq;
     volatile uint64_t          *scratch;    /**< target of flush writes */

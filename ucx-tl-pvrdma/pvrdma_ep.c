@@ -610,11 +610,39 @@ UCT_PVRDMA_EP_DEFINE_AM_OPS(_sr, 1)
 /*  RMA                                                                    */
 /* ----------------------------------------------------------------------- */
 
+/*
+ * Count an RDMA WR just posted for the user (iface->op_count, printed at
+ * close): the bed tests assert from these counts whether GETs went by RDMA
+ * READ and PUTs by RDMA WRITE.  Every user READ and WRITE is posted by
+ * uct_pvrdma_ep_rdma_post, and only those: the credit-return WRITEs
+ * (pvrdma_chan.c, counted in credits_by_msg) and the zero-length flush
+ * WRITE (uct_pvrdma_ep_flush) carry no user data and are not counted.
+ * @p opcode is a constant at every call site, so this is one increment and
+ * one comparison.
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_iface_count_rdma(uct_pvrdma_iface_t *iface,
+                            enum ibv_wr_opcode opcode, size_t length)
+{
+    if (opcode == IBV_WR_RDMA_READ) {
+        ++iface->op_count.rdma_reads;
+        iface->op_count.rdma_read_max = ucs_max(iface->op_count.rdma_read_max,
+                                                (uint64_t)length);
+    } else {
+        ++iface->op_count.rdma_writes;
+        iface->op_count.rdma_write_max =
+                ucs_max(iface->op_count.rdma_write_max, (uint64_t)length);
+    }
+}
+
+
+/* Post one user RDMA READ or WRITE of @p length bytes (the sum of @p sge) */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_rdma_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                         enum ibv_wr_opcode opcode, struct ibv_sge *sge,
-                        int num_sge, uint64_t remote_addr, uct_rkey_t rkey,
-                        uct_pvrdma_tx_desc_t *desc, int signal)
+                        int num_sge, size_t length, uint64_t remote_addr,
+                        uct_rkey_t rkey, uct_pvrdma_tx_desc_t *desc,
+                        int signal)
 {
     struct ibv_send_wr wr;
     ucs_status_t status;
@@ -634,6 +662,7 @@ uct_pvrdma_ep_rdma_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
         return status;
     }
 
+    uct_pvrdma_iface_count_rdma(iface, opcode, length);
     if (desc != NULL) {
         uct_pvrdma_ep_track_desc(ep, desc);
     }
@@ -687,7 +716,7 @@ ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
 
     UCT_TL_EP_STAT_OP(&ep->super, PUT, SHORT, length);
     return uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_WRITE, &sge, 1,
-                                   remote_addr, rkey, desc, 0);
+                                   length, remote_addr, rkey, desc, 0);
 }
 
 
@@ -716,7 +745,7 @@ ssize_t uct_pvrdma_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
 
     UCT_TL_EP_STAT_OP(&ep->super, PUT, BCOPY, length);
     status = uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_WRITE, &sge, 1,
-                                     remote_addr, rkey, desc, 0);
+                                     length, remote_addr, rkey, desc, 0);
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
@@ -768,7 +797,7 @@ uct_pvrdma_ep_rdma_zcopy(uct_ep_h tl_ep, enum ibv_wr_opcode opcode,
     }
 
     num_sge = uct_pvrdma_iov_to_sge(sge, iov, iovcnt, &length);
-    status  = uct_pvrdma_ep_rdma_post(iface, ep, opcode, sge, num_sge,
+    status  = uct_pvrdma_ep_rdma_post(iface, ep, opcode, sge, num_sge, length,
                                       remote_addr, rkey, desc, comp != NULL);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
@@ -827,7 +856,7 @@ ucs_status_t uct_pvrdma_ep_get_bcopy(uct_ep_h tl_ep,
 
     UCT_TL_EP_STAT_OP(&ep->super, GET, BCOPY, length);
     status = uct_pvrdma_ep_rdma_post(iface, ep, IBV_WR_RDMA_READ, &sge, 1,
-                                     remote_addr, rkey, desc, 1);
+                                     length, remote_addr, rkey, desc, 1);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
 
@@ -886,7 +915,8 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
      * Post a signalled zero-length RDMA WRITE to the peer's scratch word;
      * it retires every earlier WR of the QP.  A send/recv-only ep signals
      * every WR (txq.moderation 1), so it never gets here: its flush only
-     * waits for the completions of what it posted. */
+     * waits for the completions of what it posted.  No user data: not in
+     * iface->op_count.rdma_writes. */
     if (ep->txq.unsignaled > 0) {
         ucs_assert(ep->state == UCT_PVRDMA_EP_CONNECTED);
         wr.sg_list             = NULL;
