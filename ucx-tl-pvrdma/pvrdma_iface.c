@@ -388,6 +388,8 @@ static void uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
         return;
     }
     iface->cq_armed = 1;
+    /* the bed tests tell an armed CQ from a polled one by this count */
+    ++iface->op_count.cq_arms;
 }
 
 
@@ -401,6 +403,9 @@ static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
         return 0; /* EAGAIN: nothing happened */
     }
     ibv_ack_cq_events(ev_cq, 1);
+    /* the bed tests see from this count whether the device delivered CQ
+     * events (QEMU's pvrdma model does not: safety polls find the work) */
+    ++iface->op_count.cq_events;
     return 1;
 }
 
@@ -847,26 +852,74 @@ uct_pvrdma_iface_parse_dev_name(uct_pvrdma_iface_t *iface,
 }
 
 
+/* One knob out of its range: the error names the variable, the value and
+ * the range, so a user (and the bed test) sees which setting to fix. */
+static int uct_pvrdma_config_out_of_range(const char *name, double value,
+                                          double min, double max)
+{
+    if ((value >= min) && (value <= max)) {
+        return 0;
+    }
+    if (max >= UINT_MAX) {
+        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%g: must be at least %g", name,
+                  value, min);
+    } else {
+        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%g: must be %g..%g", name,
+                  value, min, max);
+    }
+    return 1;
+}
+
+static ucs_status_t
+uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
+{
+    int bad = 0;
+
+    bad |= uct_pvrdma_config_out_of_range("TX_QUEUE_LEN", config->tx_queue_len,
+                                          8, UINT_MAX);
+    bad |= uct_pvrdma_config_out_of_range("RX_QUEUE_LEN", config->rx_queue_len,
+                                          4, UINT_MAX);
+    bad |= uct_pvrdma_config_out_of_range("SEG_SIZE", config->seg_size, 64,
+                                          UCS_MBYTE);
+    bad |= uct_pvrdma_config_out_of_range("POLL_BATCH", config->poll_batch, 1,
+                                          256);
+    bad |= uct_pvrdma_config_out_of_range("TIMEOUT", config->timeout, 0, 31);
+    bad |= uct_pvrdma_config_out_of_range("RETRY_COUNT", config->retry_count,
+                                          0, 7);
+    bad |= uct_pvrdma_config_out_of_range("RNR_RETRY", config->rnr_retry, 0, 7);
+    bad |= uct_pvrdma_config_out_of_range("UD_RX_QUEUE_LEN", config->ud_rx_len,
+                                          4, UINT_MAX);
+    bad |= uct_pvrdma_config_out_of_range("CQ_IDLE_POLLS",
+                                          config->cq_idle_polls, -1, INT_MAX);
+    /* connection times in seconds; not 0 */
+    bad |= uct_pvrdma_config_out_of_range("CONN_TIMEOUT", config->conn_timeout,
+                                          1e-3, 1e9);
+    bad |= uct_pvrdma_config_out_of_range("CONN_RETRY", config->conn_retry,
+                                          1e-3, 1e9);
+    if ((config->path_mtu != 0) &&
+        ((config->path_mtu < 256) || (config->path_mtu > 4096) ||
+         !ucs_is_pow2(config->path_mtu))) {
+        ucs_error("pvrdma: invalid UCX_PVRDMA_PATH_MTU=%zu: must be 0 (the "
+                  "port's active MTU), 256, 512, 1024, 2048 or 4096",
+                  config->path_mtu);
+        bad = 1;
+    }
+    return bad ? UCS_ERR_INVALID_PARAM : UCS_OK;
+}
+
+
 static ucs_status_t
 uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                               const uct_pvrdma_iface_config_t *config)
 {
     struct pvrdma_common_profile_request req;
     char err[256];
+    ucs_status_t status;
     int ret;
 
-    if ((config->tx_queue_len < 8) || (config->rx_queue_len < 4) ||
-        (config->seg_size < 64) || (config->seg_size > UCS_MBYTE) ||
-        (config->poll_batch == 0) || (config->poll_batch > 256) ||
-        (config->timeout > 31) || (config->retry_count > 7) ||
-        (config->rnr_retry > 7) || (config->ud_rx_len < 4) ||
-        (config->cq_idle_polls < -1) || (config->conn_retry <= 0) ||
-        (config->conn_timeout <= 0)) {
-        ucs_error("pvrdma: invalid UCX_PVRDMA_* value: need TX_QUEUE_LEN>=8, "
-                  "RX_QUEUE_LEN>=4, 64<=SEG_SIZE<=1M, 1<=POLL_BATCH<=256, "
-                  "TIMEOUT<=31, RETRY_COUNT<=7, RNR_RETRY<=7, "
-                  "UD_RX_QUEUE_LEN>=4, CQ_IDLE_POLLS>=-1, CONN_* > 0");
-        return UCS_ERR_INVALID_PARAM;
+    status = uct_pvrdma_iface_check_config(config);
+    if (status != UCS_OK) {
+        return status;
     }
 
     pvrdma_common_profile_request_init(&req);
@@ -891,8 +944,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                         iface->md->is_pvrdma, &req,
                                         &iface->profile);
     if (ret != 0) {
-        ucs_error("pvrdma: %s:%d: invalid resource settings "
-                  "(UCX_PVRDMA_PATH_MTU must be 256..4096, a power of 2): %s",
+        ucs_error("pvrdma: %s:%d: invalid resource settings: %s",
                   iface->md->dev_name, iface->port_num, strerror(ret));
         return UCS_ERR_INVALID_PARAM;
     }
@@ -1152,6 +1204,18 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->next_ep_tag    = 0;
     self->credits_by_imm = 0;
     self->credits_by_msg = 0;
+    memset(&self->op_count, 0, sizeof(self->op_count));
+    /* ucs_class_malloc does not zero the object: progress reads these
+     * before anything else sets them (cq_armed with a NULL comp_channel
+     * would call ibv_get_cq_event(NULL)) */
+    self->comp_channel   = NULL;
+    self->cq_armed       = 0;
+    self->empty_polls    = 0;
+    self->armed_skips    = 0;
+    self->event_misses   = 0;
+    self->tx_signaled    = 0;
+    self->num_connecting = 0;
+    self->conn_seq       = 0;
 
     status = uct_pvrdma_iface_parse_dev_name(self,
                                              params->mode.device.dev_name);
@@ -1248,6 +1312,17 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
               " in AM immediates, %" PRIu64 " by WRITE/SEND",
               self->md->dev_name, self->port_num, self, self->credits_by_imm,
               self->credits_by_msg);
+    /* The bed tests read this to prove which mode the run used: GETs by
+     * RDMA READ or not (UCX_PVRDMA_RDMA_READ), PUTs by RDMA WRITE or
+     * send/recv only (UCX_PVRDMA_RDMA_WRITE), CQ armed or polled
+     * (UCX_PVRDMA_CQ_IDLE_POLLS).  Keep the wording: they parse it. */
+    ucs_debug("pvrdma: %s:%d: iface %p ops: %" PRIu64 " RDMA READs (largest "
+              "%" PRIu64 " B), %" PRIu64 " RDMA WRITEs (largest %" PRIu64
+              " B), %" PRIu64 " CQ arms, %" PRIu64 " CQ events",
+              self->md->dev_name, self->port_num, self,
+              self->op_count.rdma_reads, self->op_count.rdma_read_max,
+              self->op_count.rdma_writes, self->op_count.rdma_write_max,
+              self->op_count.cq_arms, self->op_count.cq_events);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);
