@@ -130,18 +130,56 @@ check_output() {
     fi
 }
 
-# check_fails NAME TIMEOUT REGEX CMD...: CMD must fail (non-zero, not a timeout)
-# and say something matching REGEX: how bad input is expected to end.
+# check_fails NAME TIMEOUT REGEXES CMD...: CMD must fail (non-zero, not a
+# timeout) and its output must match every line of REGEXES (grep -E, one
+# regex per line): how bad input is expected to end.  Name the specific
+# reason and the offending value, so a catch-all message or another error's
+# help text does not pass.
 check_fails() {
-    local name=$1 t=$2 re=$3 log rc
+    local name=$1 t=$2 res=$3 log rc re
     shift 3
     log=$(log_name "$name")
     timeout -k 10 "$t" "$@" >"$log" 2>&1
     rc=$?
-    if [ $rc = 0 ]; then fail "$name" "succeeded but should have failed (log: $log)"
-    elif [ $rc = 124 ] || [ $rc = 137 ]; then fail "$name" "hung: timed out after ${t}s (log: $log)"
-    elif grep -qE -- "$re" "$log"; then pass "$name"
-    else fail "$name" "failed without the expected message /$re/ (log: $log)"
+    if [ $rc = 0 ]; then fail "$name" "succeeded but should have failed (log: $log)"; return
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then fail "$name" "hung: timed out after ${t}s (log: $log)"; return
+    fi
+    while IFS= read -r re; do
+        [ -z "$re" ] || grep -qE -- "$re" "$log" ||
+            { fail "$name" "failed (exit $rc) without the expected message /$re/ (log: $log)"; return; }
+    done <<<"$res"
+    pass "$name"
+}
+
+# The counts the transports print when they close (tests assert modes from
+# them, not from the options they were given):
+#   BTL (btl_base_verbose 10), one line per rank:
+#     btl:pvrdma: closed DEV:PORT: W RDMA WRITEs (largest LW B), R RDMA READs
+#     (largest LR B), A CQ arms, E CQ events
+#   UCX (UCX_LOG_LEVEL=debug), one line per iface:
+#     pvrdma: DEV:PORT: iface PTR ops: R RDMA READs (largest LR B), W RDMA
+#     WRITEs (largest LW B), A CQ arms, E CQ events
+# transport_ops LOG...: "lines W LW R LR A E" over all such lines of the
+# LOGs (counts summed, largest the maximum); fails when there is none.
+transport_ops() {
+    sed -nE 's/.*btl:pvrdma: closed [^ ]+: ([0-9]+) RDMA WRITEs \(largest ([0-9]+) B\), ([0-9]+) RDMA READs \(largest ([0-9]+) B\), ([0-9]+) CQ arms, ([0-9]+) CQ events.*/\1 \2 \3 \4 \5 \6/p
+             s/.*pvrdma: [^ ]+: iface [^ ]+ ops: ([0-9]+) RDMA READs \(largest ([0-9]+) B\), ([0-9]+) RDMA WRITEs \(largest ([0-9]+) B\), ([0-9]+) CQ arms, ([0-9]+) CQ events.*/\3 \4 \1 \2 \5 \6/p' "$@" |
+        awk '{ n++; w += $1; if ($2 > lw) lw = $2; r += $3; if ($4 > lr) lr = $4; a += $5; e += $6 }
+             END { if (!n) exit 1; print n, w, lw + 0, r, lr + 0, a, e }'
+}
+
+# check_ops NAME CONDITION LOG...: the mode NAME claims is proven by the
+# transports' counts: CONDITION is an awk test of w lw r lr a e (WRITEs,
+# largest WRITE, READs, largest READ, CQ arms, CQ events, all ranks summed).
+check_ops() {
+    local name=$1 cond=$2 ops
+    shift 2
+    if ! ops=$(transport_ops "$@"); then
+        fail "$name" "no transport counts in $* (closed/ops line missing)"
+    elif echo "$ops" | awk "{ w = \$2; lw = \$3; r = \$4; lr = \$5; a = \$6; e = \$7; exit !($cond) }"; then
+        pass "$name: $(echo "$ops" | awk '{ printf "%d WRITEs (largest %d B), %d READs (largest %d B), %d CQ arms, %d CQ events over %d closes", $2, $3, $4, $5, $6, $7, $1 }')"
+    else
+        fail "$name" "counts $(echo "$ops" | awk '{ printf "W=%d LW=%d R=%d LR=%d A=%d E=%d", $2, $3, $4, $5, $6, $7 }') do not satisfy '$cond' (logs: $*)"
     fi
 }
 

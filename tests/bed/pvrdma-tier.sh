@@ -62,18 +62,38 @@ grep -qE "$DEV \\(vmw_pvrdma, RoCE, PCI 15ad:0820" "$dlog" &&
     pass "pvrdma-doctor reports $DEV as PVRDMA (driver vmw_pvrdma, PCI 15ad:0820)" ||
     fail "pvrdma-doctor reports $DEV as PVRDMA" "no '$DEV (vmw_pvrdma, RoCE, PCI 15ad:0820' line (log: $dlog)"
 
-# sub_suite CMD...: runs another bed script here; its checks count as ours,
-# named "tier: ...".
+# sub_suite EXPECTED CMD...: runs another bed script here; its checks count
+# as ours, named "tier: ...".  EXPECTED (one check name per line: a prefix
+# followed by ":", " " or the end, or with a final "$" the whole name) must
+# each have been reported, so a renamed or filtered-out check cannot vanish; a
+# sub-suite that printed nothing, or exited non-zero without a failed check,
+# fails too.
 sub_suite() {
-    local line
+    local expected=$1 line n=0 nfail=0 rc="" names="" want
+    shift
     while IFS= read -r line; do
         case $line in
-            "ok - "*) echo "ok - tier: ${line#ok - }" ;;
+            "__sub_suite_rc="*) rc=${line#__sub_suite_rc=} ;;
+            "ok - "*) echo "ok - tier: ${line#ok - }"; n=$((n + 1)); names+="${line#ok - }"$'\n' ;;
             # a lost node ends the tier too, as tests/run expects it
             "not ok - bed: "*) echo "$line"; exit 3 ;;
-            "not ok - "*) echo "not ok - tier: ${line#not ok - }"; BED_FAILED=1 ;;
+            "not ok - "*) echo "not ok - tier: ${line#not ok - }"; BED_FAILED=1
+                          n=$((n + 1)); nfail=$((nfail + 1)); names+="${line#not ok - }"$'\n' ;;
         esac
-    done < <("$@" 2>&1)
+    done < <("$@" 2>&1; echo "__sub_suite_rc=$?")
+    if [ "$n" = 0 ]; then
+        fail "tier: $*" "printed no checks (status ${rc:-unknown})"
+    elif [ "${rc:-1}" != 0 ] && [ "$nfail" = 0 ]; then
+        fail "tier: $*" "ended with status ${rc:-unknown} and no failed check"
+    fi
+    while IFS= read -r want; do
+        [ -z "$want" ] || printf '%s' "$names" | awk -v w="$want" '
+            BEGIN { exact = w ~ /\$$/; if (exact) w = substr(w, 1, length(w) - 1) }
+            exact && $0 == w { found = 1 }
+            !exact && index($0, w) == 1 && substr($0, length(w) + 1, 1) ~ /^([: ]|)$/ { found = 1 }
+            END { exit !found }' ||
+            fail "tier: ${want%\$}" "not reported by the sub-suite (renamed, filtered out or not run)"
+    done <<<"$expected"
 }
 
 # The transports' data-integrity suites, the same scripts as on rxe, with
@@ -81,14 +101,24 @@ sub_suite() {
 # themselves that RDMA WRITE does not land here (start-up probe) and move
 # large messages with send/recv.
 if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
-    sub_suite env BTL_ONLY="2x1" BTL_QUICK=1 bash "$TOP/tests/bed/btl.sh"
+    sub_suite "btl 2x1: p2p
+btl 2x1: run exits 0
+btl: traffic to node2 went over pvrdma (RC QP connected)
+btl 2x1: large messages by send/recv copies (no RDMA op)" \
+        env BTL_ONLY="2x1" BTL_QUICK=1 bash "$TOP/tests/bed/btl.sh"
     blog=$(dirname "$LOGDIR")/btl/btl_2x1.log
     if grep -q 'RDMA none (send/recv copies)' "$blog" && grep -q 'arrived as a SEND' "$blog"; then
         pass "tier: btl found RDMA WRITE broken by itself and used send/recv copies"
     else
         fail "tier: btl found RDMA WRITE broken by itself" "no probe/'RDMA none' lines (log: $blog)"
     fi
-    sub_suite env PVRDMA_BED_DEV="$DEV:1" PVRDMA_BED_MPI_ARGS=--quick \
+    sub_suite "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)$
+ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile) (server side)
+ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile): counts
+mpi pml ucx 2x1: p2p
+mpi pml ucx 2x1: run exits 0
+mpi pml ucx: UCP endpoints use pvrdma/$DEV:1" \
+        env PVRDMA_BED_DEV="$DEV:1" PVRDMA_BED_MPI_ARGS=--quick \
         PVRDMA_BED_ONLY='^(ucp tag( 0..16.*)?|mpi( pml ucx 2x1| pml ucx: UCP.*)?)$' \
         bash "$TOP/tests/bed/ucx.sh"
 fi
