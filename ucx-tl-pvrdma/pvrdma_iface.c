@@ -861,10 +861,10 @@ static int uct_pvrdma_config_out_of_range(const char *name, double value,
         return 0;
     }
     if (max >= UINT_MAX) {
-        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%g: must be at least %g", name,
+        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%.15g: must be at least %.15g", name,
                   value, min);
     } else {
-        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%g: must be %g..%g", name,
+        ucs_error("pvrdma: invalid UCX_PVRDMA_%s=%.15g: must be %.15g..%.15g", name,
                   value, min, max);
     }
     return 1;

@@ -135,29 +135,10 @@ Value: +rxe0:x$' \
         "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_if_include 'rxe0:x' \
         "$MPI_TESTS/mpi_check" --quick p2p
 
-    # GID type mismatch: rank 0 forced to a RoCE v1 GID, rank 1 automatic
-    # (RoCE v2): they cannot talk; a clear error, not a hang.
-    v1=""
-    for f in /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/*; do
-        if [ "$(cat "$f" 2>/dev/null)" = "IB/RoCE v1" ] &&
-           [ "$(cat "/sys/class/infiniband/rxe0/ports/1/gids/${f##*/}" 2>/dev/null)" != \
-             "0000:0000:0000:0000:0000:0000:0000:0000" ]; then
-            v1=${f##*/}
-            break
-        fi
-    done
-    if [ -n "$v1" ]; then
-        check_fails "btl: GID type mismatch between hosts is a clear error" 180 \
-            'chose incompatible addresses
-Reason: +GID type mismatch: local GID is [^,]+, remote GID is ' \
-            "${MPIRUN[@]}" --map-by node "${BTL[@]}" \
-            -np 1 env OMPI_MCA_btl_pvrdma_gid_index="$v1" "$MPI_TESTS/mpi_check" --quick p2p : \
-            -np 1 "$MPI_TESTS/mpi_check" --quick p2p
-    else
-        # rxe has a RoCE v1 GID beside every v2 one: its absence is a bed fault
-        fail "btl: GID type mismatch between hosts is a clear error" \
-            "precondition missing: no non-empty RoCE v1 GID on rxe0 (gid_attrs/types)"
-    fi
+    # A GID type mismatch between hosts (RoCE v1 against v2) cannot be made
+    # on this bed: rxe in Debian's 6.1 kernel has RoCE v2 GIDs only.  Its
+    # error path is tested without a device (tests/unit/test_addr.c,
+    # test_compat: the "GID type mismatch: local GID is ..." reason).
 fi
 
 # 6. Ping-pong numbers (informational; emulation speed).

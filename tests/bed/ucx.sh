@@ -17,8 +17,17 @@ perf_check "uct am_lat short" 240 "" -t am_lat $UCT -n 1000 -w 100
 perf_check "uct am_lat bcopy 1k" 240 "" -t am_lat $UCT -D bcopy -s 1024 -n 1000 -w 100
 perf_check "uct am_bw bcopy 8k" 240 "" -t am_bw $UCT -D bcopy -s 8192 -n 1000 -w 50
 perf_check "uct am_bw zcopy 4k" 240 "" -t am_bw $UCT -D zcopy -s 4096 -n 1000 -w 50
+# ops_check NAME CONDITION: the mode NAME claims, from the transport's own
+# counts in the (debug-level) logs of check NAME, both sides (lib.sh check_ops)
+ops_check() {
+    local log
+    want "$1" || return 0
+    log=$(log_name "$1")
+    check_ops "$1: counts" "$2" "$log" $(ls "$log.server" 2>/dev/null)
+}
 perf_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" 240 \
-    "UCX_PVRDMA_CQ_IDLE_POLLS=8" -t am_lat $UCT -n 1000 -w 100
+    "UCX_LOG_LEVEL=debug UCX_PVRDMA_CQ_IDLE_POLLS=8" -t am_lat $UCT -n 1000 -w 100
+ops_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" "a > 0"
 # Which way credits go back (the iface counts both and logs them at close,
 # debug level): in a ping-pong they ride the replies' immediate data
 # (UCX_PVRDMA_CREDIT_IMM=y, the default), so hardly any credit WRITE is left;
@@ -46,14 +55,25 @@ credit_way_check "uct am_lat, credits by WRITE (CREDIT_IMM=n)" \
 perf_check "uct put_lat short" 240 "" -t put_lat $UCT -n 1000 -w 100
 perf_check "uct put_bw zcopy 64k" 240 "" -t put_bw $UCT -D zcopy -s 65536 -n 200 -w 10
 perf_check "uct put_bw bcopy 8k" 240 "" -t put_bw $UCT -D bcopy -s 8192 -n 1000 -w 20
+# GET is offered exactly when the device can initiate READs (rxe can):
+# never a skip, either way it is asserted
 if want "uct get_bw"; then
     glog=$(log_name "uct get capability")
-    env "$PRELOAD" ucx_info -d >"$glog" 2>&1
-    if awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
-        perf_check "uct get_bw zcopy 64k" 240 "" -t get $UCT -D zcopy -s 65536 -n 200 -w 10
+    rd=$(ibv_devinfo -v -d "${DEV%%:*}" 2>/dev/null | awk '$1 == "max_qp_rd_atom:" { print $2; exit }')
+    if ! env "$PRELOAD" ucx_info -d >"$glog" 2>&1; then
+        fail "uct get_bw: ucx_info -d" "exit status $? (log: $glog)"
+    elif [ -z "$rd" ]; then
+        fail "uct get_bw: device limits" "no max_qp_rd_atom from ibv_devinfo -v -d ${DEV%%:*}"
+    elif awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
+        [ "$rd" -gt 0 ] && pass "uct get_bw: GET offered (max_qp_rd_atom $rd)" ||
+            fail "uct get_bw: GET offered" "although max_qp_rd_atom is 0 (log: $glog)"
+        perf_check "uct get_bw zcopy 64k" 240 "UCX_LOG_LEVEL=debug" -t get $UCT -D zcopy -s 65536 -n 200 -w 10
+        ops_check "uct get_bw zcopy 64k" "r >= 200 && lr == 65536"
         perf_check "uct get_bw bcopy 4k" 240 "" -t get $UCT -D bcopy -s 4096 -n 200 -w 10
+    elif [ "$rd" -gt 0 ]; then
+        fail "uct get_bw: GET offered" "not offered although $DEV has max_qp_rd_atom $rd (log: $glog)"
     else
-        pass "uct get_bw: GET not offered by this device (max_qp_rd_atom 0), skipped"
+        pass "uct get_bw: GET not offered, as the device cannot initiate READs (max_qp_rd_atom 0)"
     fi
 fi
 
@@ -62,7 +82,8 @@ UCPENV="UCX_TLS=pvrdma UCX_NET_DEVICES=$DEV UCX_WARN_UNUSED_ENV_VARS=n"
 perf_check "ucp tag_lat" 300 "$UCPENV" -t tag_lat -n 1000 -w 50
 perf_check "ucp tag_bw 1 MiB (rndv)" 300 "$UCPENV" -t tag_bw -s 1048576 -n 30 -w 2
 perf_check "ucp tag_bw 1 MiB (rndv, RDMA READ disabled as on PVRDMA)" 300 \
-    "$UCPENV UCX_PVRDMA_RDMA_READ=no" -t tag_bw -s 1048576 -n 30 -w 2
+    "$UCPENV UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=no" -t tag_bw -s 1048576 -n 30 -w 2
+ops_check "ucp tag_bw 1 MiB (rndv, RDMA READ disabled as on PVRDMA)" "r == 0 && w > 0"
 perf_check "ucp tag_bw 4 KiB (eager)" 300 "$UCPENV" -t tag_bw -s 4096 -n 1000 -w 50
 perf_check "ucp ucp_put_bw 64 KiB" 300 "$UCPENV" -t ucp_put_bw -s 65536 -n 200 -w 10
 
@@ -70,20 +91,25 @@ perf_check "ucp ucp_put_bw 64 KiB" 300 "$UCPENV" -t ucp_put_bw -s 65536 -n 200 -
 # --- UCP tag messages 0..16 MiB, every byte verified both ways ---------------
 TAGBIN=${TB_OUT:-/tmp}/bin/ucp_tag_check
 # tag_verify NAME TIMEOUT MAXSIZE ENV: ucp_tag_check server on node2, client
-# on node1; both must report PASSED.
+# on node1; both must report PASSED: the ladder of sizes 0..MAXSIZE one at a
+# time, then a burst of 64 messages in flight with distinct tags and sizes
+# around the tag_send thresholds UCP chose for this endpoint (-t auto).
 tag_verify() {
     local name=$1 t=$2 max=$3 env=$4 slog spid
     want "$name" || return 0
     [ -x "$TAGBIN" ] || { fail "$name" "tests/ucx/ucp_tag_check.c did not build"; return; }
     PORT=$((PORT + 1))
     slog=$(log_name "$name").server
-    ssh node2 "env $PRELOAD $UCPENV $env timeout $t $TAGBIN -p $PORT -m $max" >"$slog" 2>&1 &
+    ssh node2 "env $PRELOAD $UCPENV $env timeout $t $TAGBIN -p $PORT -m $max -t auto" >"$slog" 2>&1 &
     spid=$!
-    check_output "$name" "$t" 'PASSED: .* data verified' \
-        env "$PRELOAD" $UCPENV $env "$TAGBIN" -p "$PORT" -m "$max" node2
+    check_output "$name" "$t" 'PASSED: .* and a burst of 64 messages in flight, data verified' \
+        env "$PRELOAD" $UCPENV $env "$TAGBIN" -p "$PORT" -m "$max" -t auto node2
     wait "$spid"
-    grep -q PASSED "$slog" && pass "$name (server side)" ||
+    grep -q 'PASSED: .* and a burst of 64 messages in flight' "$slog" && pass "$name (server side)" ||
         fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ') (log: $slog)"
+    thr=$(sed -n 's/^ucp tag_send thresholds of this endpoint: //p' "$(log_name "$name")")
+    [ -n "$thr" ] && pass "$name: burst sizes around UCP's thresholds $thr" ||
+        fail "$name: burst sizes around UCP's thresholds" "no thresholds line (log: $(log_name "$name"))"
 }
 if want "ucp tag"; then
     mkdir -p "$(dirname "$TAGBIN")"
@@ -91,15 +117,27 @@ if want "ucp tag"; then
         "$HERE/tests/ucx/ucp_tag_check.c" -lucp -lucs >"$LOGDIR/ucp_tag_check.build" 2>&1 ||
         fail "ucp tag: build tests/ucx/ucp_tag_check.c" "see $LOGDIR/ucp_tag_check.build"
 fi
-# PVRDMA's profile (no RDMA READ): rendezvous by RDMA WRITE, sizes 0..16 MiB
+# PVRDMA's profile (no RDMA READ): rendezvous without READ, sizes 0..16 MiB
 tag_verify "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" 900 16777216 \
-    "UCX_PVRDMA_RDMA_READ=no"
-# rxe offers READ: rendezvous by GET (READs of at most MAX_GET_ZCOPY)
-tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 ""
+    "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=no"
+ops_check "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" "r == 0"
+# rxe offers READ: rendezvous by GET (READs of at most MAX_GET_ZCOPY, 256 KiB)
+tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 "UCX_LOG_LEVEL=debug"
+ops_check "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" "r > 0 && lr <= 262144"
 # credits only by WRITE (the path every connection without reverse traffic
-# takes): data still intact
+# takes): data still intact, and no credit went back in an immediate
 tag_verify "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)" 600 \
-    1048576 "UCX_PVRDMA_CREDIT_IMM=n"
+    1048576 "UCX_LOG_LEVEL=debug UCX_PVRDMA_CREDIT_IMM=n"
+if want "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)"; then
+    log=$(log_name "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)")
+    counts=$(sed -nE 's/.*credits returned: ([0-9]+) in AM immediates, ([0-9]+) by WRITE.*/\1 \2/p' \
+             "$log" "$log.server" | awk '{ i += $1; m += $2 } END { if (NR) print i, m }')
+    if [ -n "$counts" ] && echo "$counts" | awk '{ exit !($1 == 0 && $2 > 0) }'; then
+        pass "ucp tag, credits by WRITE only: credits in immediates / by WRITE: $counts"
+    else
+        fail "ucp tag, credits by WRITE only: credit counts" "in immediates / by WRITE: '${counts:-none}', expected 0 / > 0 (logs: $log, $log.server)"
+    fi
+fi
 
 # --- Open MPI over UCX: pml ucx with UCX_TLS=pvrdma,self ---------------------
 # Only pvrdma (and self within a process) may carry data: btl self only and
@@ -127,7 +165,8 @@ if want "mpi"; then
         mpi_check_run "mpi pml ucx 2x2" 900 -np 4 --map-by node --oversubscribe \
             "${MPIUCX[@]}" -- --quick
         mpi_check_run "mpi pml ucx 2x1 without RDMA READ" 900 -np 2 --map-by node \
-            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=no -- --quick
+            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=no -x UCX_LOG_LEVEL=debug -- --quick
+        ops_check "mpi pml ucx 2x1 without RDMA READ" "r == 0"
     fi
 fi
 
@@ -141,27 +180,33 @@ if want "bad input"; then
         'no_such_dev|[Nn]ot found|[Nn]o .*(resource|device)|not available' \
         env "$PRELOAD" ucx_perftest -l -t am_lat -x pvrdma -d no_such_dev:1 -n 10
     check_fails "bad input: UCX_PVRDMA_TX_QUEUE_LEN=abc" 120 \
-        'TX_QUEUE_LEN' env "$PRELOAD" UCX_PVRDMA_TX_QUEUE_LEN=abc \
+        "Invalid value for TX_QUEUE_LEN: 'abc'" env "$PRELOAD" UCX_PVRDMA_TX_QUEUE_LEN=abc \
         ucx_perftest -l -t am_lat $UCT -n 10
-    check_fails "bad input: UCX_PVRDMA_SEG_SIZE=16" 120 'SEG_SIZE' \
+    check_fails "bad input: UCX_PVRDMA_SEG_SIZE=16" 120 'invalid UCX_PVRDMA_SEG_SIZE=16: must be 64\.\.' \
         env "$PRELOAD" UCX_PVRDMA_SEG_SIZE=16 ucx_perftest -l -t am_lat $UCT -n 10
-    check_fails "bad input: UCX_PVRDMA_PATH_MTU=1000" 120 'PATH_MTU' \
+    check_fails "bad input: UCX_PVRDMA_PATH_MTU=1000" 120 'invalid UCX_PVRDMA_PATH_MTU=1000: must be 0' \
         env "$PRELOAD" UCX_PVRDMA_PATH_MTU=1000 ucx_perftest -l -t am_lat $UCT -n 10
-    check_fails "bad input: UCX_PVRDMA_GID_INDEX=200" 120 'GID_INDEX' \
+    check_fails "bad input: UCX_PVRDMA_GID_INDEX=200" 120 'no usable GID \(UCX_PVRDMA_GID_INDEX=200\)' \
         env "$PRELOAD" UCX_PVRDMA_GID_INDEX=200 ucx_perftest -l -t am_lat $UCT -n 10
-    check_fails "bad input: UCX_PVRDMA_RDMA_READ=maybe (UCP)" 120 'RDMA_READ' \
+    check_fails "bad input: UCX_PVRDMA_RDMA_READ=maybe (UCP)" 120 "Invalid value for RDMA_READ: 'maybe'" \
         env "$PRELOAD" UCX_TLS=pvrdma UCX_PVRDMA_RDMA_READ=maybe \
         ucx_perftest -l -t tag_lat -n 10
+    # the peer exchanges addresses, then never progresses: the client (peer
+    # error handling on, -e) must end with UCP's error for the connection
+    # the transport gave up on, not a TCP error and not a hang
     if [ -x "${TB_OUT:-/tmp}/bin/ucp_tag_check" ]; then
         PORT=$((PORT + 1))
         ssh node2 "env $PRELOAD $UCPENV timeout 100 ${TB_OUT:-/tmp}/bin/ucp_tag_check -S -p $PORT" \
             >/dev/null 2>&1 &
         spid=$!
         check_fails "bad input: peer that never answers (CONN_TIMEOUT=5s)" 90 \
-            'no answer|[Tt]imed out|[Ee]ndpoint timeout|[Uu]nreachable' \
+            '^ucp_tag_check: UCP error: .*: Endpoint timeout$' \
             env "$PRELOAD" $UCPENV UCX_PVRDMA_CONN_TIMEOUT=5s \
-            "${TB_OUT:-/tmp}/bin/ucp_tag_check" -p "$PORT" -m 64 node2
+            "${TB_OUT:-/tmp}/bin/ucp_tag_check" -e -p "$PORT" -m 64 -b 0 node2
         kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+    else
+        fail "bad input: peer that never answers (CONN_TIMEOUT=5s)" \
+            "no ${TB_OUT:-/tmp}/bin/ucp_tag_check (built in the 'ucp tag' section)"
     fi
 fi
 
