@@ -61,9 +61,17 @@ void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer)
     uint32_t count;
 
     if (!pvrdma_common_credits_need_return(&chan->credits) ||
-        !uct_pvrdma_txq_has_room(iface, &chan->txq) ||
         ucs_unlikely(chan->credit_inflight)) {
         return; /* (a credit SEND in flight: again from its completion) */
+    }
+
+    if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &chan->txq))) {
+        /* Send queue or CQ budget full: retried from progress until it is
+         * posted.  Never dropped: after the last message of a burst no
+         * receive comes to retry it, and the sender would wait for these
+         * credits for ever. */
+        uct_pvrdma_chan_defer_credits(chan);
+        return;
     }
 
     if (may_defer && (chan->rev_ep != NULL)) {

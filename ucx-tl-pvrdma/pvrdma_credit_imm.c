@@ -241,13 +241,19 @@ void uct_pvrdma_chan_defer_credits(uct_pvrdma_chan_t *chan)
 
 
 /* Start of a progress call: what no AM carried since the last one goes by
- * WRITE now. */
+ * WRITE now.  The list is taken first: a channel whose send queue or CQ
+ * budget is still full defers itself again, onto the iface's list, for the
+ * next call (not this loop, which would spin). */
 void uct_pvrdma_iface_return_deferred_credits(uct_pvrdma_iface_t *iface)
 {
-    uct_pvrdma_chan_t *chan, *tmp;
+    ucs_list_link_t batch;
+    uct_pvrdma_chan_t *chan;
 
-    ucs_list_for_each_safe(chan, tmp, &iface->deferred_chans, deferred_link) {
-        ucs_list_del(&chan->deferred_link);
+    ucs_list_head_init(&batch);
+    ucs_list_splice_tail(&batch, &iface->deferred_chans);
+    ucs_list_head_init(&iface->deferred_chans);
+    while (!ucs_list_is_empty(&batch)) {
+        chan = ucs_list_extract_head(&batch, uct_pvrdma_chan_t, deferred_link);
         chan->credits_deferred = 0;
         uct_pvrdma_chan_return_credits(chan, 0);
     }
