@@ -337,7 +337,10 @@ struct uct_pvrdma_iface {
 
     struct ibv_comp_channel    *comp_channel; /**< NULL: never arm */
     struct ibv_cq              *cq;
-    int                        cq_armed;
+    int                        cq_armed;     /* waiting on the channel */
+    int                        cq_hw_armed;  /* armed, its event not taken:
+                                                re-arming is a doorbell for
+                                                nothing */
     unsigned                   empty_polls;
     unsigned                   armed_skips;  /* progress calls while armed */
     unsigned                   event_misses; /* safety polls that found work */

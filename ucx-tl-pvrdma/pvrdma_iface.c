@@ -377,19 +377,31 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
 }
 
 
-/* Arm the CQ so that the completion channel reports the next CQE. */
-static void uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
+/* Wait on the completion channel for the next CQE.  Returns 1 when the CQ
+ * was armed just now (a CQE may have slipped in before: poll once more),
+ * 0 when it still was armed from before (its event has not come, so it
+ * will report any CQE since then) or arming failed.  An idle iface thus
+ * arms once per event instead of after every safety poll: each
+ * ibv_req_notify_cq is a doorbell, a VM exit on PVRDMA. */
+static int uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
 {
-    int ret = ibv_req_notify_cq(iface->cq, 0);
+    int ret;
 
+    if (iface->cq_hw_armed) {
+        iface->cq_armed = 1;
+        return 0;
+    }
+    ret = ibv_req_notify_cq(iface->cq, 0);
     if (ret != 0) {
         ucs_diag("pvrdma: ibv_req_notify_cq failed: %s, keep polling",
                  strerror(ret));
-        return;
+        return 0;
     }
-    iface->cq_armed = 1;
+    iface->cq_armed    = 1;
+    iface->cq_hw_armed = 1;
     /* the bed tests tell an armed CQ from a polled one by this count */
     ++iface->op_count.cq_arms;
+    return 1;
 }
 
 
@@ -403,6 +415,7 @@ static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
         return 0; /* EAGAIN: nothing happened */
     }
     ibv_ack_cq_events(ev_cq, 1);
+    iface->cq_hw_armed = 0; /* an event disarms the CQ */
     /* the bed tests see from this count whether the device delivered CQ
      * events (QEMU's pvrdma model does not: safety polls find the work) */
     ++iface->op_count.cq_events;
@@ -470,11 +483,12 @@ static unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         }
     } else if ((iface->config.idle_polls > 0) && (iface->tx_signaled == 0) &&
                (++iface->empty_polls >= iface->config.idle_polls)) {
-        uct_pvrdma_iface_arm_cq(iface);
         /* a completion may have arrived before arming */
-        count = uct_pvrdma_iface_poll_cq(iface);
-        if (count > 0) {
-            iface->empty_polls = 0;
+        if (uct_pvrdma_iface_arm_cq(iface)) {
+            count = uct_pvrdma_iface_poll_cq(iface);
+            if (count > 0) {
+                iface->empty_polls = 0;
+            }
         }
     }
 
@@ -1210,6 +1224,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
      * would call ibv_get_cq_event(NULL)) */
     self->comp_channel   = NULL;
     self->cq_armed       = 0;
+    self->cq_hw_armed    = 0;
     self->empty_polls    = 0;
     self->armed_skips    = 0;
     self->event_misses   = 0;

@@ -27,7 +27,9 @@ ops_check() {
 }
 perf_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" 240 \
     "UCX_LOG_LEVEL=debug UCX_PVRDMA_CQ_IDLE_POLLS=8" -t am_lat $UCT -n 1000 -w 100
-ops_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" "a > 0"
+# armed, and once per event only: re-arming a CQ whose event has not come is
+# a doorbell for nothing (before: 81805 arms for 2062 events in this run)
+ops_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" "a > 0 && e > 0 && a <= e + 2"
 # Which way credits go back (the iface counts both and logs them at close,
 # debug level): in a ping-pong they ride the replies' immediate data
 # (UCX_PVRDMA_CREDIT_IMM=y, the default), so hardly any credit WRITE is left;

@@ -711,6 +711,31 @@ static size_t ep_thresholds(ucp_ep_h ep, size_t *out, size_t max)
     return n;
 }
 
+/* Wait until every operation this worker started is complete at the peer. */
+static void flush_worker(void)
+{
+    ucp_request_param_t param = { .op_attr_mask = 0 };
+    double since             = now_sec();
+    ucs_status_t status;
+    void *req;
+
+    req = ucp_worker_flush_nbx(worker, &param);
+    if (UCS_PTR_IS_ERR(req)) {
+        ucp_die(UCS_PTR_STATUS(req), "flushing the worker");
+    }
+    if (req == NULL) {
+        return;
+    }
+    while ((status = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+        ucp_worker_progress(worker);
+        check_stall(since, "flushing the worker");
+    }
+    ucp_request_free(req);
+    if (status != UCS_OK) {
+        ucp_die(status, "flushing the worker");
+    }
+}
+
 /* --- main ----------------------------------------------------------------- */
 
 static void usage(const char *argv0)
@@ -977,6 +1002,14 @@ int main(int argc, char **argv)
      * both, so neither log says PASSED for data the other found wrong.
      * From here on the peer may be tearing down its UCP endpoint (its TCP
      * verdict can arrive after that): not a failure any more. */
+    /* Teardown in the order an MPI job's finalize has: everything this
+     * side sent is complete at the peer while the peer still progresses
+     * (it waits for our verdict), both close their endpoint, and neither
+     * destroys its worker (whose connections the other's close still
+     * flushes to) before both closes are done.  A teardown race between
+     * two closing peers is a transport matter of its own, not what this
+     * program checks. */
+    flush_worker();
     closing  = 1;
     hello[0] = failed;
     tcp_send(fd, hello, sizeof(hello[0]), "exchanging the verdict");
@@ -992,6 +1025,8 @@ int main(int argc, char **argv)
         }
         ucp_request_free(req);
     }
+    tcp_send(fd, hello, sizeof(hello[0]), "closing");
+    tcp_recv_progress(fd, peer + 1, sizeof(peer[1]), "closing");
     close(fd);
     free(buf);
     free(peer_addr);
