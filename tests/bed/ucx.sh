@@ -34,21 +34,27 @@ ops_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" "a > 0 && e > 0 
 # debug level): in a ping-pong they ride the replies' immediate data
 # (UCX_PVRDMA_CREDIT_IMM=y, the default), so hardly any credit WRITE is left;
 # with =n every returned batch is a WRITE of its own.
-# credit_way_check NAME ENV CONDITION: CONDITION is an awk test of imm and msg
-credit_way_check() {
-    local name=$1 env=$2 cond=$3 log counts
-    want "$name" || return 0
-    perf_check "$name" 240 "UCX_LOG_LEVEL=debug $env" -t am_lat $UCT -n 1000 -w 100
-    log=$(log_name "$name")
+# credit_check NAME CONDITION LOG...: the credits returned, summed over the
+# "credits returned" lines of the LOGs; CONDITION is an awk test of imm
+# (in AM immediates) and msg (by WRITE/SEND).
+credit_check() {
+    local name=$1 cond=$2 counts
+    shift 2
     counts=$(sed -nE 's/.*credits returned: ([0-9]+) in AM immediates, ([0-9]+) by WRITE.*/\1 \2/p' \
-             "$log" | tail -n 1)
+             "$@" | awk '{ i += $1; m += $2 } END { if (NR) print i, m }')
     if [ -z "$counts" ]; then
-        fail "$name: credit counts" "no 'credits returned' line in the debug log (log: $log)"
+        fail "$name: credit counts" "no 'credits returned' line in the debug log (logs: $*)"
     elif echo "$counts" | awk "{ imm = \$1; msg = \$2; exit !($cond) }"; then
         pass "$name: credits in immediates / by WRITE: $counts"
     else
-        fail "$name: credit counts" "in immediates / by WRITE: $counts, expected $cond (log: $log)"
+        fail "$name: credit counts" "in immediates / by WRITE: $counts, expected $cond (logs: $*)"
     fi
+}
+# credit_way_check NAME ENV CONDITION: am_lat with ENV, then credit_check
+credit_way_check() {
+    want "$1" || return 0
+    perf_check "$1" 240 "UCX_LOG_LEVEL=debug $2" -t am_lat $UCT -n 1000 -w 100
+    credit_check "$1" "$3" "$(log_name "$1")"
 }
 credit_way_check "uct am_lat, credits in AM immediates (default)" "" \
     "imm >= 800 && msg <= imm / 10"
@@ -62,8 +68,10 @@ perf_check "uct put_bw bcopy 8k" 240 "" -t put_bw $UCT -D bcopy -s 8192 -n 1000 
 if want "uct get_bw"; then
     glog=$(log_name "uct get capability")
     rd=$(ibv_devinfo -v -d "${DEV%%:*}" 2>/dev/null | awk '$1 == "max_qp_rd_atom:" { print $2; exit }')
-    if ! env "$PRELOAD" ucx_info -d >"$glog" 2>&1; then
-        fail "uct get_bw: ucx_info -d" "exit status $? (log: $glog)"
+    env "$PRELOAD" ucx_info -d >"$glog" 2>&1
+    rc=$?
+    if [ $rc != 0 ]; then
+        fail "uct get_bw: ucx_info -d" "exit status $rc (log: $glog)"
     elif [ -z "$rd" ]; then
         fail "uct get_bw: device limits" "no max_qp_rd_atom from ibv_devinfo -v -d ${DEV%%:*}"
     elif awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
@@ -132,13 +140,7 @@ tag_verify "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)" 600
     1048576 "UCX_LOG_LEVEL=debug UCX_PVRDMA_CREDIT_IMM=n"
 if want "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)"; then
     log=$(log_name "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)")
-    counts=$(sed -nE 's/.*credits returned: ([0-9]+) in AM immediates, ([0-9]+) by WRITE.*/\1 \2/p' \
-             "$log" "$log.server" | awk '{ i += $1; m += $2 } END { if (NR) print i, m }')
-    if [ -n "$counts" ] && echo "$counts" | awk '{ exit !($1 == 0 && $2 > 0) }'; then
-        pass "ucp tag, credits by WRITE only: credits in immediates / by WRITE: $counts"
-    else
-        fail "ucp tag, credits by WRITE only: credit counts" "in immediates / by WRITE: '${counts:-none}', expected 0 / > 0 (logs: $log, $log.server)"
-    fi
+    credit_check "ucp tag, credits by WRITE only" "imm == 0 && msg > 0" "$log" "$log.server"
 fi
 
 # --- Open MPI over UCX: pml ucx with UCX_TLS=pvrdma,self ---------------------

@@ -50,11 +50,6 @@ static uint64_t msg_key(const char *test, uint64_t msg, int from, int to)
     return tp_key(tp_name(test), msg, (uint64_t) from * 1000003u + (uint64_t) to);
 }
 
-static void fill(unsigned char *buf, size_t len, uint64_t key)
-{
-    tp_fill(buf, len, key);
-}
-
 static int check(const unsigned char *buf, size_t len, uint64_t key, const char *what,
                  int peer)
 {
@@ -130,7 +125,7 @@ static void run_pairs(int (*partner_of)(int), const char *name)
         int lower = rank < partner;
 
         memset(rbuf, 0xee, len + 1);
-        fill(sbuf, len, msg_key(name, (uint64_t) i, rank, partner));
+        tp_fill(sbuf, len, msg_key(name, (uint64_t) i, rank, partner));
         if (lower) {
             MPI_Send(sbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD);
             MPI_Recv(rbuf, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD, &st);
@@ -213,7 +208,7 @@ static void test_nb(void)
             if (p == rank) {
                 continue;
             }
-            fill(sb[p], len, msg_key("nb", (uint64_t) i, rank, p));
+            tp_fill(sb[p], len, msg_key("nb", (uint64_t) i, rank, p));
             MPI_Isend(sb[p], (int) len, MPI_BYTE, p, 100 + i, MPI_COMM_WORLD, &req[n++]);
         }
         MPI_Waitall(n, req, st);
@@ -258,7 +253,7 @@ static void test_flood(void)
     if (rank < partner) {
         for (int i = 0; i < n; ++i) {
             size_t len = (i % 8 == 7) ? big : small;
-            fill(buf + (size_t) i * big, len, msg_key("flood", (uint64_t) i, rank, partner));
+            tp_fill(buf + (size_t) i * big, len, msg_key("flood", (uint64_t) i, rank, partner));
             MPI_Isend(buf + (size_t) i * big, (int) len, MPI_BYTE, partner, i, MPI_COMM_WORLD,
                       &req[i]);
         }
@@ -327,7 +322,7 @@ static void test_alltoall(void)
         unsigned char *s = malloc(blk * nprocs), *r = malloc(blk * nprocs);
 
         for (int p = 0; p < nprocs; ++p) {
-            fill(s + p * blk, blk, msg_key("alltoall", b, rank, p));
+            tp_fill(s + p * blk, blk, msg_key("alltoall", b, rank, p));
         }
         memset(r, 0, blk * nprocs);
         MPI_Alltoall(s, (int) blk, MPI_BYTE, r, (int) blk, MPI_BYTE, MPI_COMM_WORLD);
@@ -361,7 +356,7 @@ static void test_alltoallv(void)
     s = malloc(stot);
     r = malloc(rtot);
     for (int p = 0; p < nprocs; ++p) {
-        fill(s + sd[p], sc[p], msg_key("alltoallv", 0, rank, p));
+        tp_fill(s + sd[p], sc[p], msg_key("alltoallv", 0, rank, p));
     }
     memset(r, 0, rtot);
     MPI_Alltoallv(s, sc, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
@@ -392,7 +387,7 @@ static void test_bcast(void)
         }
         b = malloc(len);
         if (rank == root) {
-            fill(b, len, msg_key("bcast", l, root, -1));
+            tp_fill(b, len, msg_key("bcast", l, root, -1));
         } else {
             memset(b, 0, len);
         }
@@ -479,7 +474,7 @@ static void test_ssend(void)
             break;
         }
         if (rank < partner) {
-            fill(b, len, msg_key("ssend", l, rank, partner));
+            tp_fill(b, len, msg_key("ssend", l, rank, partner));
             MPI_Ssend(b, (int) len, MPI_BYTE, partner, 9, MPI_COMM_WORLD);
         } else {
             memset(b, 0, len);

@@ -101,6 +101,19 @@ static void leave(int code)
     _exit(code);
 }
 
+/* One line on stderr, "ucp_tag_check: KIND: WHAT: WHY", then exit @p code */
+static void vdie(int code, const char *kind, const char *why, const char *fmt,
+                 va_list ap) __attribute__((format(printf, 4, 0), noreturn));
+static void vdie(int code, const char *kind, const char *why, const char *fmt,
+                 va_list ap)
+{
+    fflush(stdout);
+    fprintf(stderr, "ucp_tag_check: %s: ", kind);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, ": %s\n", why);
+    leave(code);
+}
+
 /* One line a test can match: "UCP error" is the transport's verdict */
 static void ucp_die(ucs_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
@@ -108,13 +121,8 @@ static void ucp_die(ucs_status_t status, const char *fmt, ...)
 {
     va_list ap;
 
-    fflush(stdout);
-    fprintf(stderr, "ucp_tag_check: UCP error: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, ": %s\n", ucs_status_string(status));
-    leave(EXIT_UCP);
+    vdie(EXIT_UCP, "UCP error", ucs_status_string(status), fmt, ap);
 }
 
 /* ... and "TCP" the side channel's, never to be taken for the transport's.
@@ -125,14 +133,9 @@ static void tcp_die(int err, const char *fmt, ...)
 {
     va_list ap;
 
-    fflush(stdout);
-    fprintf(stderr, "ucp_tag_check: TCP: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, ": %s\n", err ? strerror(err) :
-            "connection closed by the peer");
-    leave(EXIT_TCP);
+    vdie(EXIT_TCP, "TCP", err ? strerror(err) : "connection closed by the peer",
+         fmt, ap);
 }
 
 static double now_sec(void)
