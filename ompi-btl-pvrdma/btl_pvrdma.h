@@ -62,6 +62,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int recv_sge;
     int max_inline;         /**< -1 auto (0 on PVRDMA) */
     int cq_depth;
+    int send_budget;        /**< send WRs in flight on all QPs, 0 = auto */
     int mtu;                /**< bytes, 0 = port active MTU */
     int rdma_read;          /**< tri-state */
     int rdma_write;         /**< tri-state: auto probes the device */
@@ -156,9 +157,18 @@ typedef struct mca_btl_pvrdma_module_t {
     uint32_t srq_posted;     /**< receives currently posted on the SRQ */
     uint32_t srq_target;     /**< receives we want posted on the SRQ */
 
-    /** CQ entries promised to QPs (signalled sends + receives): stays
-     *  <= profile.cq_depth so the shared CQ can never overflow */
+    /** How the one CQ is shared (common/scale.c): send_budget entries for
+     *  send WRs in flight on all QPs, the rest for receives.  The CQ is
+     *  never resized (PVRDMA has no resize_cq). */
+    struct pvrdma_common_scale_plan plan;
+    uint32_t job_peers;      /**< peers the plan was made for (0: unknown) */
+    /** CQ entries promised to per-QP receive queues: stays <=
+     *  plan.recv_room so the shared CQ can never overflow */
     uint32_t cq_committed;
+    /** send WRs posted on all QPs and not yet completed, signalled or not
+     *  (a QP in error flushes all of them into the CQ): <= plan.send_budget */
+    uint32_t sq_posted;
+    uint32_t peers_connected; /**< endpoints holding an RC QP */
 
     /* progress accounting: poll the CQ only when it can hold completions */
     uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */
@@ -197,6 +207,7 @@ extern mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template;
 
 /* btl_pvrdma_device.c */
 int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module);
+int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module);
 void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);
 

@@ -98,7 +98,9 @@ static int pvrdma_component_register(void)
     c->recv_queue_depth = 64;
     reg_int("recv_queue_depth", "Receive buffers per peer, which is also the number "
             "of eager send credits a peer gets (flow control: a receiver never "
-            "runs out of posted receives). Clamped to max_qp_wr. Default: 64",
+            "runs out of posted receives). Clamped to max_qp_wr. Without SRQ, lowered "
+            "(not below 8) when the job's peers would not fit the completion queue; "
+            "each costs a locked eager buffer per peer. Default: 64",
             NULL, OPAL_INFO_LVL_5, &c->recv_queue_depth);
     c->send_sge = 0;
     reg_int("send_sge", "Scatter/gather entries per send WR, clamped to max_sge "
@@ -113,9 +115,17 @@ static int pvrdma_component_register(void)
             "support; 64 elsewhere). Default: -1", NULL, OPAL_INFO_LVL_5,
             &c->max_inline);
     c->cq_depth = 0;
-    reg_int("cq_depth", "Entries of the completion queue shared by all RC QPs, "
-            "clamped to max_cqe. 0: sized from the queue depths. Default: 0",
+    reg_int("cq_depth", "Most entries of the completion queue shared by all RC QPs, "
+            "clamped to max_cqe and to what the device accepts (never resized: PVRDMA "
+            "cannot). 0: sized for the job at start-up (send budget plus every peer's "
+            "receives, or the SRQ). Default: 0",
             NULL, OPAL_INFO_LVL_5, &c->cq_depth);
+    c->send_budget = 0;
+    reg_int("send_budget", "Send work requests in flight on all RC QPs of a process "
+            "together; the completion queue holds this many plus every posted receive "
+            "(a failing QP flushes all its WRs, unsignalled ones too). Sends beyond it "
+            "wait in the BTL. 0: min(1024, a quarter of the CQ). Default: 0",
+            NULL, OPAL_INFO_LVL_6, &c->send_budget);
     c->mtu = 0;
     reg_int("mtu", "Path MTU in bytes (256, 512, 1024, 2048, 4096), clamped to the "
             "port's active MTU (PVRDMA: usually 1024). 0: port active MTU. "

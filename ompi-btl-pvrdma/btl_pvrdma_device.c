@@ -6,10 +6,12 @@
  */
 #include "opal_config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
+#include "opal/mca/pmix/pmix.h"
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
@@ -214,7 +216,6 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
     struct pvrdma_common_qp_params *qp = &module->qp_params;
-    uint32_t cq_min;
     int rc;
 
     rc = choose_port(module);
@@ -241,39 +242,6 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
         return OPAL_ERR_NOT_AVAILABLE;
     }
     choose_rdma_write(module);
-    /* at least room for the shared receive queue and one peer */
-    cq_min = module->profile.max_send_wr +
-             (module->profile.use_srq ? module->profile.srq_depth : module->profile.max_recv_wr);
-    module->cq = pvrdma_common_create_cq(module->ctx, &module->profile.cq_depth, cq_min, NULL);
-    if (NULL != module->cq && module->cq->cqe > 0 &&
-        (uint32_t) module->cq->cqe > module->profile.cq_depth) {
-        module->profile.cq_depth = (uint32_t) module->cq->cqe; /* provider rounded up */
-    }
-    if (NULL == module->cq) {
-        mca_btl_pvrdma_error_verbs(module, "ibv_create_cq", errno);
-        return OPAL_ERR_NOT_AVAILABLE;
-    }
-    module->cq_committed = 0;
-    if (module->profile.use_srq) {
-        struct ibv_srq_init_attr attr = {0};
-
-        attr.attr.max_wr = module->profile.srq_depth;
-        attr.attr.max_sge = 1;
-        module->srq = ibv_create_srq(module->pd, &attr);
-        if (NULL == module->srq) {
-            if (MCA_BTL_PVRDMA_TRI_ON == c->srq) {
-                mca_btl_pvrdma_error_verbs(module, "ibv_create_srq", errno);
-                return OPAL_ERR_NOT_AVAILABLE;
-            }
-            /* auto: per-QP receive queues work everywhere */
-            MCA_BTL_PVRDMA_VERBOSE(1, "ibv_create_srq failed (%s); using per-QP receive queues",
-                           strerror(errno));
-            module->profile.use_srq = false;
-        }
-    }
-    if (NULL != module->srq) {
-        module->cq_committed = module->profile.srq_depth;
-    }
 
     pvrdma_common_qp_params_init(qp);
     qp->port_num = module->port.port_num;
@@ -287,6 +255,127 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
     qp->retry_cnt = (uint8_t) c->rc_retry_count;
     qp->rnr_retry = (uint8_t) c->rnr_retry;
     module->max_inline = module->profile.max_inline;
+    return OPAL_SUCCESS;
+}
+
+/* Peers this process may connect to: the job's size (PMIx) minus itself;
+ * 0 when the launcher does not say. */
+static uint32_t job_peers(void)
+{
+    opal_process_name_t wildcard;
+    uint32_t size = 0, *sizep = &size;
+    int rc;
+
+    wildcard.jobid = OPAL_PROC_MY_NAME.jobid;
+    wildcard.vpid = OPAL_VPID_WILDCARD;
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_JOB_SIZE, &wildcard, &sizep, OPAL_UINT32);
+    return (OPAL_SUCCESS == rc && size > 1) ? size - 1 : 0;
+}
+
+static int make_plan(mca_btl_pvrdma_module_t *module, uint32_t cq_max)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    struct pvrdma_common_scale_request req;
+
+    memset(&req, 0, sizeof(req));
+    req.peers = module->job_peers;
+    req.procs_per_device = (uint32_t) opal_process_info.num_local_peers + 1;
+    req.qps_per_peer = 1;
+    req.cq_max = cq_max;
+    req.send_budget = c->send_budget > 0 ? (uint32_t) c->send_budget : 0;
+    req.max_send_wr = module->profile.max_send_wr;
+    req.send_sge = module->profile.send_sge;
+    req.recv_per_peer = module->profile.max_recv_wr;
+    req.use_srq = module->profile.use_srq;
+    req.srq_depth = module->profile.srq_depth;
+    req.buf_size = module->frag_size;
+    return pvrdma_common_scale_plan(&module->port.dev_attr, &req, &module->plan);
+}
+
+/* Print what connections cost (README "Scale" quotes these lines). */
+static void report_plan(const mca_btl_pvrdma_module_t *module)
+{
+    const struct pvrdma_common_scale_plan *pl = &module->plan;
+    uint32_t peers = module->job_peers;
+
+    MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: CQ %u entries = %u send WRs in flight + %s %u; "
+                           "%u peers (job), %u fit the CQ, %u fit max_qp %d with %d "
+                           "processes on this device",
+                           module->port.dev_name, module->port.port_num, pl->cq_depth,
+                           pl->send_budget, pl->srq_depth ? "SRQ" : "receives", pl->srq_depth ?
+                           pl->srq_depth : pl->recv_room, peers,
+                           pl->peers_fit_cq, pl->peers_fit_qp, module->port.dev_attr.max_qp,
+                           opal_process_info.num_local_peers + 1);
+    MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: locked memory: %llu KiB per peer (%u receives of %zu B, "
+                           "QP rings), %llu KiB fixed (CQ%s), %llu KiB at %u peers%s",
+                           module->port.dev_name, module->port.port_num,
+                           (unsigned long long) (pl->mem_per_peer >> 10), pl->recv_per_peer,
+                           module->frag_size, (unsigned long long) (pl->mem_fixed >> 10),
+                           pl->srq_depth ? ", SRQ buffers" : "",
+                           (unsigned long long) (pvrdma_common_scale_mem(pl, peers) >> 10), peers,
+                           pl->recv_reduced ? "; receives per peer lowered to fit the CQ "
+                           "(btl_pvrdma_cq_depth, btl_pvrdma_srq)" : "");
+}
+
+int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    uint32_t cq_max = (uint32_t) module->port.dev_attr.max_cqe, depth;
+    int rc;
+
+    if (c->cq_depth > 0 && (uint32_t) c->cq_depth < cq_max) {
+        cq_max = (uint32_t) c->cq_depth;
+    }
+    module->job_peers = job_peers();
+    rc = make_plan(module, cq_max);
+    if (0 != rc) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad profile", true, opal_process_info.nodename,
+                       module->port.dev_name, (int) module->port.port_num,
+                       "btl_pvrdma_cq_depth is too small for one send and one peer's receives");
+        return OPAL_ERR_BAD_PARAM;
+    }
+    /* the device may take less than max_cqe (QEMU's model: 4096): then plan
+     * again for the CQ it did take */
+    depth = module->plan.cq_depth;
+    module->cq = pvrdma_common_create_cq(module->ctx, &depth,
+                                         module->plan.send_budget + PVRDMA_COMMON_SCALE_RECV_MIN,
+                                         NULL);
+    if (NULL == module->cq) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_create_cq", errno);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    if (depth < module->plan.cq_depth && 0 != make_plan(module, depth)) {
+        mca_btl_pvrdma_error_verbs(module, "ibv_create_cq (too small for one peer)", ENOSPC);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    module->profile.cq_depth = module->plan.cq_depth;
+    module->cq_committed = 0;
+    module->sq_posted = 0;
+    if (module->profile.use_srq) {
+        struct ibv_srq_init_attr attr = {0};
+
+        attr.attr.max_wr = module->plan.srq_depth;
+        attr.attr.max_sge = 1;
+        module->srq = ibv_create_srq(module->pd, &attr);
+        if (NULL == module->srq) {
+            if (MCA_BTL_PVRDMA_TRI_ON == c->srq) {
+                mca_btl_pvrdma_error_verbs(module, "ibv_create_srq", errno);
+                return OPAL_ERR_NOT_AVAILABLE;
+            }
+            /* auto: per-QP receive queues work everywhere; the CQ made for
+             * the SRQ is what the per-QP receives get */
+            MCA_BTL_PVRDMA_VERBOSE(1, "ibv_create_srq failed (%s); using per-QP receive queues",
+                           strerror(errno));
+            module->profile.use_srq = false;
+            if (0 != make_plan(module, module->plan.cq_depth)) {
+                mca_btl_pvrdma_error_verbs(module, "ibv_create_srq", ENOSPC);
+                return OPAL_ERR_NOT_AVAILABLE;
+            }
+        } else {
+            module->profile.srq_depth = module->plan.srq_depth;
+        }
+    }
+    report_plan(module);
     return OPAL_SUCCESS;
 }
 

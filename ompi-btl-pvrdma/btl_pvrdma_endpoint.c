@@ -6,6 +6,7 @@
 #include "opal_config.h"
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
+#include "btl_pvrdma_frag.h"
 #include "btl_pvrdma_rdma.h"
 
 static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
@@ -122,27 +124,89 @@ static int post_qp_receives(mca_btl_pvrdma_endpoint_t *ep, uint32_t n)
     return mca_btl_pvrdma_endpoint_repost(ep);
 }
 
+/* The CQ has no room for another peer's receives: say which limit, the
+ * numbers and the knobs (the job is aborted by error_connect). */
+static void error_cq_full(mca_btl_pvrdma_endpoint_t *ep, uint32_t need)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    const struct pvrdma_common_scale_plan *pl = &module->plan;
+    char why[512];
+
+    snprintf(why, sizeof(why),
+             "completion queue full: its %u entries are %u send WRs in flight + "
+             "%u peers x %u receives; peer %u needs %u more (job: %u peers). Raise "
+             "btl_pvrdma_cq_depth (device max_cqe %d; QEMU's model takes 4096 at most), "
+             "lower btl_pvrdma_recv_queue_depth or btl_pvrdma_send_budget, or use "
+             "btl_pvrdma_srq 1 where the device has SRQs",
+             pl->cq_depth, pl->send_budget, module->peers_connected, pl->recv_per_peer,
+             module->peers_connected + 1, need, module->job_peers,
+             module->port.dev_attr.max_cqe);
+    mca_btl_pvrdma_error_connect(ep, why, ENOSPC);
+}
+
+/* ibv_create_qp failed: name the device-wide QP limit when it is the cause. */
+static void error_create_qp(mca_btl_pvrdma_endpoint_t *ep, int err)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    char why[384];
+
+    snprintf(why, sizeof(why),
+             "ibv_create_qp (RC) for peer %u; the device allows %d QPs for all %d processes "
+             "on it (%u peers each at one QP per peer and one for connection set-up): "
+             "fewer ranks per VM or a device with more QPs",
+             module->peers_connected + 1, module->port.dev_attr.max_qp,
+             opal_process_info.num_local_peers + 1, module->plan.peers_fit_qp);
+    mca_btl_pvrdma_error_connect(ep, why, err);
+}
+
+/* Undo a half-made connection: QP, CQ and SRQ reservations, ring. */
+static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    module->cq_committed -= ep->cq_need;
+    ep->cq_need = 0;
+    if (NULL != module->srq && ep->rx_grant > 0) {
+        module->srq_target = module->srq_target > ep->rx_grant ?
+                             module->srq_target - ep->rx_grant : 0;
+    }
+    ep->rx_grant = 0;
+    if (NULL != ep->qp) {
+        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
+        (void) ibv_destroy_qp(ep->qp);
+        ep->qp = NULL;
+        module->peers_connected--;
+    }
+    /* receives chained but not posted go back to the free list */
+    while (NULL != ep->repost_head) {
+        mca_btl_pvrdma_frag_t *frag = ep->repost_head;
+
+        ep->repost_head = NULL == frag->wr.recv.next ? NULL :
+            (mca_btl_pvrdma_frag_t *) ((char *) frag->wr.recv.next -
+                                       offsetof(mca_btl_pvrdma_frag_t, wr.recv));
+        mca_btl_pvrdma_frag_return(frag);
+    }
+    ep->repost_count = 0;
+    free(ep->ring);
+    ep->ring = NULL;
+    ep->ring_size = ep->ring_count = ep->ring_head = ep->unsignalled = 0;
+}
+
 int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
     mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
     struct ibv_qp_init_attr init;
-    uint32_t grant = module->profile.max_recv_wr, need;
+    uint32_t grant = module->plan.recv_per_peer, need;
     int rc;
 
-    /* Every QP shares one CQ: it must hold every completion that can be
-     * outstanding at once, or the CQ overflows (a fatal async error). */
-    need = module->profile.max_send_wr + (NULL != module->srq ? 0 : grant);
-    if (module->cq_committed + need > module->profile.cq_depth) {
-        int new_depth = (int) (module->cq_committed + need) * 2;
-
-        if (new_depth > module->port.dev_attr.max_cqe ||
-            0 != ibv_resize_cq(module->cq, new_depth)) {
-            mca_btl_pvrdma_error_connect(ep, "completion queue too small for another peer "
-                                         "(raise btl_pvrdma_cq_depth)", ENOSPC);
-            return OPAL_ERROR;
-        }
-        module->profile.cq_depth = (uint32_t) new_depth;
+    /* Every QP shares one CQ, never resized: a peer's receives must fit
+     * the room the plan left for them (sends are budgeted module-wide in
+     * mca_btl_pvrdma_endpoint_post), or the CQ could overflow (fatal). */
+    need = NULL != module->srq ? 0 : grant;
+    if (module->cq_committed + need > module->plan.recv_room) {
+        error_cq_full(ep, need);
+        return OPAL_ERR_OUT_OF_RESOURCE;
     }
     module->cq_committed += need;
     ep->cq_need = need;
@@ -166,15 +230,20 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
         ep->qp = ibv_create_qp(module->pd, &init);
     }
     if (NULL == ep->qp) {
-        mca_btl_pvrdma_error_connect(ep, "ibv_create_qp (RC)", errno);
+        rc = errno;
+        rollback_qp(ep);
+        error_create_qp(ep, rc);
         return OPAL_ERROR;
     }
+    module->peers_connected++;
     /* the QP's reported caps are the final word (PVRDMA: inline 0) */
     ep->max_inline = init.cap.max_inline_data;
     ep->ring_size = init.cap.max_send_wr < module->profile.max_send_wr ?
         init.cap.max_send_wr : module->profile.max_send_wr;
     ep->ring = calloc(ep->ring_size, sizeof(*ep->ring));
     if (NULL == ep->ring) {
+        rollback_qp(ep);
+        mca_btl_pvrdma_error_connect(ep, "send ring allocation", ENOMEM);
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     ep->signal_interval = (uint32_t) (c->signal_interval > 0 ? c->signal_interval : 1);
@@ -185,6 +254,7 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
 
     rc = pvrdma_common_qp_to_init(ep->qp, &module->qp_params);
     if (0 != rc) {
+        rollback_qp(ep);
         mca_btl_pvrdma_error_connect(ep, "ibv_modify_qp (RESET->INIT)", rc);
         return OPAL_ERROR;
     }
@@ -199,10 +269,20 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
             module->srq_target = module->profile.srq_depth;
         }
         ep->rx_grant = grant;
-        return mca_btl_pvrdma_srq_refill(module);
+        rc = mca_btl_pvrdma_srq_refill(module);
+    } else {
+        ep->rx_grant = grant;
+        rc = post_qp_receives(ep, grant);
     }
-    ep->rx_grant = grant;
-    return post_qp_receives(ep, grant);
+    if (OPAL_SUCCESS != rc) {
+        /* free-list growth or registration failed: nothing of this peer
+         * stays behind (a posted receive goes with its destroyed QP) */
+        rollback_qp(ep);
+        mca_btl_pvrdma_error_connect(ep, "receive buffers (free list growth or memory "
+                                     "registration; check ulimit -l)", ENOMEM);
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    return OPAL_SUCCESS;
 }
 
 int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
@@ -272,6 +352,12 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
      * before it */
     signal = force_signal || frag->callback || NULL != frag->rdma_cbfunc ||
              ++ep->unsignalled >= ep->signal_interval;
+    /* The WR that takes the last entry of the send budget must report:
+     * with the budget full of unsignalled WRs nothing would complete and
+     * every peer's sends would wait for ever. */
+    if (ep->module->sq_posted + 1 >= ep->module->plan.send_budget) {
+        signal = true;
+    }
     frag->wr.send.wr_id = (uintptr_t) frag;
     frag->wr.send.next = NULL;
     frag->wr.send.send_flags = signal ? IBV_SEND_SIGNALED : 0;
@@ -305,6 +391,7 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     }
     ep->ring[(ep->ring_head + ep->ring_count) % ep->ring_size] = frag;
     ep->ring_count++;
+    ep->module->sq_posted++;
     if (signal) {
         ep->unsignalled = 0;
         ep->module->sends_outstanding++;
@@ -323,6 +410,7 @@ void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
         f = ep->ring[ep->ring_head];
         ep->ring_head = (ep->ring_head + 1) % ep->ring_size;
         ep->ring_count--;
+        module->sq_posted--;
         if (MCA_BTL_PVRDMA_FRAG_RDMA == f->kind) {
             mca_btl_pvrdma_rdma_done(module, f, status);
         } else {
@@ -398,10 +486,12 @@ void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
     }
     module->cq_committed -= ep->cq_need;
     ep->cq_need = 0;
+    module->sq_posted -= ep->ring_count;
     if (NULL != ep->qp) {
         (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
         (void) ibv_destroy_qp(ep->qp);
         ep->qp = NULL;
+        module->peers_connected--;
     }
     if (NULL != ep->cm_ah) {
         (void) ibv_destroy_ah(ep->cm_ah);

@@ -76,7 +76,13 @@ static inline bool mca_btl_pvrdma_endpoint_ready(const mca_btl_pvrdma_endpoint_t
 /** @brief Free send-queue slots of the endpoint. */
 static inline uint32_t mca_btl_pvrdma_endpoint_sq_free(const mca_btl_pvrdma_endpoint_t *ep)
 {
-    return ep->ring_size - ep->ring_count;
+    const mca_btl_pvrdma_module_t *module = ep->module;
+    uint32_t ring = ep->ring_size - ep->ring_count;
+    uint32_t budget = module->sq_posted < module->plan.send_budget ?
+                      module->plan.send_budget - module->sq_posted : 0;
+
+    /* room on this QP and in the CQ's share for sends of all QPs */
+    return ring < budget ? ring : budget;
 }
 
 /** @brief Find or create the endpoint of @p proc (no QP yet). */

@@ -272,6 +272,10 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
         rc = check_limits(module);
     }
     if (OPAL_SUCCESS == rc) {
+        /* after check_limits: the plan needs the eager buffer size */
+        rc = mca_btl_pvrdma_device_create_queues(module);
+    }
+    if (OPAL_SUCCESS == rc) {
         rc = init_memory(module);
     }
     if (OPAL_SUCCESS == rc) {
@@ -342,10 +346,12 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
          * and 0 events, always. */
         MCA_BTL_PVRDMA_VERBOSE(10, "closed %s:%d: %" PRIu64 " RDMA WRITEs (largest %" PRIu64
                                " B), %" PRIu64 " RDMA READs (largest %" PRIu64
-                               " B), %d CQ arms, %d CQ events",
+                               " B), %d CQ arms, %d CQ events; %u peers connected, "
+                               "%u CQ entries (%u for sends)",
                                module->port.dev_name, module->port.port_num,
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
-                               module->rdma_read_max, 0, 0);
+                               module->rdma_read_max, 0, 0, module->peers_connected,
+                               module->plan.cq_depth, module->plan.send_budget);
     }
 
     (void) pvrdma_module_teardown(module);

@@ -122,4 +122,26 @@ mpi pml ucx: UCP endpoints use pvrdma/$DEV:1" \
         PVRDMA_BED_ONLY='^(ucp tag( 0..16.*)?|mpi( pml ucx 2x1| pml ucx: UCP.*)?)$' \
         bash "$TOP/tests/bed/ucx.sh"
 fi
+
+# Many peers on the real vmw_pvrdma driver and provider (issue #15): every
+# rank connects to every other over vmw_pvrdma0 (CQs of at most 4096
+# entries, no resize_cq) with both transports; the per-rank limit of a
+# small CQ forced by knobs; a CQ too small must name its limit.
+if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_SCALE:-1}" = 1 ]; then
+    R=${TIER_SCALE_RPN:-8}
+    S="scale btl ${TB_HOSTS}x$R"
+    U="scale pml ucx ${TB_HOSTS}x$R"
+    sub_suite "$S all pairs: nb
+$S all pairs: run exits 0
+$S all pairs: all
+$S all pairs: plan printed
+$U all pairs: nb
+$U all pairs: run exits 0
+$U all pairs: UCP endpoints use pvrdma/$DEV
+$S small CQ: nb
+$S small CQ: all
+$S small CQ: receives per peer lowered to fit the CQ
+$S CQ too small: ends naming the CQ limit and knob" \
+        env SCALE_DEV="$DEV" SCALE_RPN="$R" bash "$TOP/tests/bed/scale.sh"
+fi
 bed_summary

@@ -1,0 +1,104 @@
+#!/bin/bash
+# Many peers per rank (issue #15), run inside node1 by scripts/testbed/tb:
+# every rank connects to every other rank over the device and exchanges
+# messages with all of them at once (mpi_check nb: all pairs, eager and
+# rendezvous sizes, every byte checked), over btl pvrdma and over pml ucx
+# with UCX_TLS=pvrdma,self.  Then the per-rank limit of a small device is
+# forced with a small completion queue (receives per peer lowered, job
+# passes), and a CQ too small for the job must end with a message naming
+# the limit, the numbers and the knob, never a bare abort or a hang.
+#   SCALE_RPN       ranks per node (default 8; the nested tier uses fewer)
+#   SCALE_DEV       device (default: the first one ibv_devices lists)
+#   SCALE_ONLY="…"  sections: btl ucx smallcq toosmall (unset: all)
+#   SCALE_TIMEOUT   seconds per MPI run (default 900)
+. "$(dirname "$0")/lib.sh"
+watch_nodes
+
+NHOSTS=$(grep -c '^node' "$TB_HOSTFILE")
+RPN=${SCALE_RPN:-8}
+NP=$((NHOSTS * RPN))
+PEERS=$((NP - 1))
+T=${SCALE_TIMEOUT:-900}
+DEV=${SCALE_DEV:-$(ibv_devices 2>/dev/null | awk 'NR > 2 && $1 != "" { print $1; exit }')}
+# all pairs at once, eager and rendezvous sizes (BTL eager limit 8 KiB)
+ARGS=(--max-size 65536 nb)
+RUN=(-np "$NP" --map-by node --oversubscribe)
+BTL=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV"
+     --mca btl_base_verbose 10)
+UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
+     --mca btl self --mca osc ^ucx
+     -x "LD_PRELOAD=$PVRDMA_UCT_LIB" -x UCX_TLS=pvrdma,self
+     -x "UCX_NET_DEVICES=$DEV:1" -x UCX_WARN_UNUSED_ENV_VARS=n)
+
+want() { [ -z "${SCALE_ONLY:-}" ] || [[ " $SCALE_ONLY " == *" $1 "* ]]; }
+
+if [ ! -x "$MPI_TESTS/mpi_check" ]; then
+    fail "scale: MPI test programs built" "run 'make -C tests/mpi' before the bed run"
+    bed_summary
+fi
+[ -n "$DEV" ] || { fail "scale: a verbs device" "ibv_devices lists none"; bed_summary; }
+
+# peers_check NAME LOG MIN: every rank's BTL closed with MIN peers connected
+# or more (the "closed" line, btl_base_verbose 10), NP lines in all.
+peers_check() {
+    local name=$1 log=$2 min=$3 got
+    got=$(sed -nE 's/.*btl:pvrdma: closed .* ([0-9]+) peers connected, .*/\1/p' "$log" |
+          awk -v min="$min" '{ n++; if ($1 < min) low++; if (n == 1 || $1 < lo) lo = $1 }
+                             END { printf "%d %d %d", n, low, lo }')
+    set -- $got
+    if [ "${1:-0}" = "$NP" ] && [ "${2:-1}" = 0 ]; then
+        pass "$name: all $NP ranks held >= $min peer connections"
+    else
+        fail "$name: every rank connected to >= $min peers" \
+             "${1:-0} of $NP ranks reported; ${2:-?} below $min, fewest ${3:-?} (log: $log)"
+    fi
+}
+
+name="scale btl ${NHOSTS}x$RPN all pairs"
+if want btl; then
+    mpi_check_run "$name" "$T" "${RUN[@]}" "${BTL[@]}" -- "${ARGS[@]}"
+    log=$(log_name "$name")
+    peers_check "$name" "$log" "$PEERS"
+    # what the plan said a connection costs (README quotes these lines)
+    line=$(grep -m1 'btl:pvrdma: .*locked memory:' "$log")
+    [ -n "$line" ] && pass "$name: plan printed: ${line##*btl:pvrdma: }" ||
+        fail "$name: plan printed" "no 'locked memory' line (log: $log)"
+fi
+
+name="scale pml ucx ${NHOSTS}x$RPN all pairs"
+if want ucx; then
+    mpi_check_run "$name" "$T" "${RUN[@]}" "${UCX[@]}" -x UCX_LOG_LEVEL=info -- "${ARGS[@]}"
+    log=$(log_name "$name")
+    grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
+        fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+fi
+
+# The same per-rank limit as on a device whose CQ holds few peers: per-QP
+# receive queues and a CQ of PEERS x 64/3 entries (a quarter for sends)
+# leave 16 receive entries per peer, fewer than the 64 each would get.
+SMALL_CQ=$((PEERS * 64 / 3))
+# ... and one of PEERS x 16/3 holds only half the peers at the floor of 8.
+TINY_CQ=$((PEERS * 16 / 3 > 16 ? PEERS * 16 / 3 : 16))
+name="scale btl ${NHOSTS}x$RPN small CQ"
+if want smallcq; then
+    mpi_check_run "$name" "$T" "${RUN[@]}" "${BTL[@]}" --mca btl_pvrdma_srq 0 \
+        --mca btl_pvrdma_cq_depth "$SMALL_CQ" -- "${ARGS[@]}"
+    log=$(log_name "$name")
+    peers_check "$name" "$log" "$PEERS"
+    grep -q 'receives per peer lowered to fit the CQ' "$log" &&
+        pass "$name: receives per peer lowered to fit the CQ" ||
+        fail "$name: receives per peer lowered to fit the CQ" "no such plan line (log: $log)"
+fi
+
+# A CQ that cannot hold every peer even at 8 receives each: the job must
+# stop with the limit, the numbers and the knob.
+name="scale btl ${NHOSTS}x$RPN CQ too small"
+if want toosmall; then
+    check_fails "$name: ends naming the CQ limit and knob" "$T" \
+"completion queue full: its [0-9]+ entries are [0-9]+ send WRs in flight
+peer [0-9]+ needs [0-9]+ more \(job: $PEERS peers\)
+btl_pvrdma_cq_depth" \
+        "${MPIRUN[@]}" "${RUN[@]}" "${BTL[@]}" --mca btl_pvrdma_srq 0 \
+        --mca btl_pvrdma_cq_depth "$TINY_CQ" "$MPI_TESTS/mpi_check" "${ARGS[@]}"
+fi
+bed_summary
