@@ -22,8 +22,12 @@
  *   between two ifaces therefore uses its own QP pair.
  *
  * - Receives.  Active messages arrive only on passive channels; each has
- *   RX_QUEUE_LEN receives posted (no SRQ needed: PVRDMA may have none),
- *   reposted in WR lists of RX_BATCH.
+ *   its own receive queue (no SRQ needed: PVRDMA may have none) of
+ *   RX_QUEUE_LEN receives, fewer when the CQ is short (see Completions),
+ *   reposted in WR lists of RX_BATCH (at most half the queue).  Each
+ *   channel tracks the buffers posted on its QP and returns them to the
+ *   pool when it is destroyed; a refill the pool could not satisfy is
+ *   retried from progress.
  *
  * - Credits.  The sender may have at most as many messages in flight as
  *   the peer has receives posted for it (pvrdma_common_credits).  The
@@ -68,6 +72,29 @@
  * - Completions.  One CQ per iface for every QP.  Sends are signalled every
  *   TX_MODERATION WRs and whenever a user completion or a buffer has to be
  *   released; a signalled completion retires all earlier WRs of the QP.
+ *   The CQ must never overflow (an overflowed CQ loses completions and
+ *   breaks every QP on it), and a QP that goes to error produces one flush
+ *   completion for EVERY outstanding send WR, signalled or not.  So the
+ *   iface keeps, at all times,
+ *       receives reserved + send WRs posted and not retired + zombies
+ *           <= CQ depth
+ *   where receives reserved are each channel's own receive queue, the
+ *   UD QP's and the credit receives of send/recv-only eps; a send WR is
+ *   retired by the (signalled or flush) completion that covers it; zombies
+ *   are the entries of destroyed QPs whose completions may still sit in
+ *   the CQ (some providers remove them at ibv_destroy_qp, SoftRoCE leaves
+ *   them), released once a poll that started after the destroy drains the
+ *   CQ (it is FIFO).  cq_budget = depth - reserved - zombies, and a WR may
+ *   be posted while tx_outstanding + cq_held < cq_budget
+ *   (uct_pvrdma_txq_has_room; cq_held: entries a waiting connection
+ *   request needs, see pvrdma_chan.c).
+ *   The WR that takes the last free entry is always signalled (see
+ *   uct_pvrdma_txq_post), so a full budget always has a completion coming.
+ *   Connections share the CQ: a new channel takes at most
+ *   1/UCT_PVRDMA_RX_SHARE_DIV of the entries still free for receives (and
+ *   never less than UCT_PVRDMA_RX_MIN), so the budget shrinks gradually
+ *   with the number of peers instead of stopping at a cliff; the receives
+ *   it really posted are what it grants the peer (CONN_REP credits).
  *   An empty ibv_poll_cq costs a doorbell (a VM exit) on PVRDMA, so after
  *   CQ_IDLE_POLLS empty polls with no send outstanding the CQ is armed and
  *   progress only checks the completion channel until it fires.
@@ -162,9 +189,34 @@ typedef struct uct_pvrdma_tx_desc {
 
 /** Receive descriptor (header precedes user headroom and payload). */
 typedef struct uct_pvrdma_rx_desc {
-    uct_pvrdma_chan_t          *chan;       /**< channel it is posted to */
+    uct_pvrdma_chan_t          *chan;       /**< channel it is posted to,
+                                                 NULL when not posted */
+    ucs_list_link_t            list;        /**< in chan->rx_descs while
+                                                 posted: a destroyed QP's
+                                                 flushes may never reach
+                                                 the CQ, so the channel
+                                                 returns them itself */
     uint32_t                   lkey;
 } uct_pvrdma_rx_desc_t;
+
+
+/**
+ * Fewest receives a channel is given when the CQ is short: below this the
+ * credit batches (half the queue) get so small that every few messages
+ * cost a credit return.  The credit protocol itself needs 2 (one reserved
+ * credit, and a send/recv-only batch of ceil(len / CREDIT_RX_LEN) <= len-1).
+ */
+#define UCT_PVRDMA_RX_MIN          8
+
+/** A new channel takes at most 1/this of the CQ entries still free for
+ *  receives: the budget then shrinks geometrically and lasts for about
+ *  DIV * (1 + ln(free / (DIV * RX_MIN))) more peers instead of
+ *  free / RX_QUEUE_LEN.  Simulated with the defaults (one ep and one
+ *  channel per peer): QEMU's 4096-entry CQ, send/recv only: 188 peers
+ *  (the first get 38 receives); a real ESXi device with CQ_LEN 65536: 1221
+ *  peers, the first 923 with all 64 receives; 96 is the smallest divisor
+ *  that gets QEMU's model past the paper's 159 peers. */
+#define UCT_PVRDMA_RX_SHARE_DIV    96
 
 
 /** Registered 8-byte credit counters, handed out one per ep. */
@@ -198,6 +250,9 @@ typedef enum {
 
 /** wr_id tag of those receives (rx descriptors are at least 8-aligned). */
 #define UCT_PVRDMA_CREDIT_RX_TAG   1ul
+/** ... and all of their wr_id: the high bit tells them from the ep's send
+ *  sequence numbers in flush completions, whose opcode is not valid. */
+#define UCT_PVRDMA_CREDIT_RX_WRID  (UCS_BIT(63) | UCT_PVRDMA_CREDIT_RX_TAG)
 
 
 /**
@@ -279,6 +334,14 @@ struct uct_pvrdma_chan {
     uct_pvrdma_iface_t         *iface;
     ucs_list_link_t            list;        /**< iface->chans */
     unsigned                   rx_posted;   /**< receives in the QP */
+    unsigned                   rx_len;      /**< receives it keeps posted
+                                                 (<= RX_QUEUE_LEN, see
+                                                 UCT_PVRDMA_RX_SHARE_DIV);
+                                                 granted to the peer */
+    unsigned                   rx_batch;    /**< repost/credit batch */
+    ucs_list_link_t            rx_descs;    /**< posted uct_pvrdma_rx_desc_t */
+    int                        rx_short;    /**< in iface->rx_short_chans */
+    ucs_list_link_t            rx_short_link;
     struct pvrdma_common_credits credits;   /**< receiver role */
     uct_pvrdma_slot_chunk_t    *src_chunk;  /**< holds the total returned */
     unsigned                   src_index;
@@ -344,8 +407,27 @@ struct uct_pvrdma_iface {
     unsigned                   empty_polls;
     unsigned                   armed_skips;  /* progress calls while armed */
     unsigned                   event_misses; /* safety polls that found work */
-    unsigned                   cq_budget;   /**< CQEs not reserved yet */
+    /* CQ accounting (see "Completions" above) */
+    unsigned                   cq_budget;   /**< CQEs not reserved for
+                                                 receives or zombies: the
+                                                 most send WRs in flight */
+    unsigned                   tx_outstanding; /**< send WRs posted, not
+                                                    retired (also the
+                                                    unsignalled ones) */
     unsigned                   tx_signaled; /**< signalled WRs in flight */
+    unsigned                   rx_reserved; /**< CQEs reserved for receives */
+    unsigned                   zombie_new;  /**< CQEs of QPs destroyed since
+                                                 the current poll began */
+    unsigned                   zombie_wait; /**< ... before it began: free
+                                                 once a poll drains the CQ */
+    unsigned                   cq_held;     /**< of cq_budget, kept from
+                                                 new sends for a connection
+                                                 request that waits for CQ
+                                                 entries (pvrdma_chan.c) */
+    unsigned                   num_chans;
+    unsigned                   rx_descs_inuse; /**< taken from rx_mp */
+    ucs_list_link_t            rx_short_chans; /**< refill failed: retried
+                                                    from progress */
 
     /* UD connection QP */
     struct {
@@ -390,6 +472,14 @@ struct uct_pvrdma_iface {
         uint64_t               cq_arms;        /**< ibv_req_notify_cq that
                                                     succeeded */
         uint64_t               cq_events;      /**< ibv_get_cq_event taken */
+        /* the CQ budget at work (UCX_PVRDMA_CQ_LEN), printed at close */
+        uint64_t               cq_full;        /**< sends refused because
+                                                    the CQ budget was full */
+        uint64_t               forced_signals; /**< WRs signalled because
+                                                    they took the last free
+                                                    CQ entry */
+        unsigned               tx_outstanding_max;
+        unsigned               rx_len_min;     /**< smallest chan queue */
     } op_count;
 
     unsigned                   num_connecting;
@@ -430,6 +520,12 @@ ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
                                            unsigned max_recv_wr,
                                            struct ibv_qp **qp_p);
 ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status);
+void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count);
+void uct_pvrdma_iface_cq_full(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
+                                 const uct_pvrdma_chan_t *chan);
+void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
+                                    const char *why);
 uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr);
 int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
@@ -495,6 +591,7 @@ void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
 int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
+unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_conn.c */
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);
@@ -511,9 +608,11 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     uint32_t credit_rkey, int send_credits,
                                     unsigned peer_credit_rx, int rx_am_hdr,
                                     uct_pvrdma_chan_t **chan_p);
-void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc);
+void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
+                               int is_recv);
 void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan);
 void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer);
+void uct_pvrdma_iface_refill_short_chans(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_credit_imm.c */
 void uct_pvrdma_ep_tag_add(uct_pvrdma_ep_t *ep);

@@ -102,18 +102,44 @@ void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer)
 }
 
 
-/* Repost receives in one WR list once a batch is missing. */
+static void uct_pvrdma_chan_set_short(uct_pvrdma_chan_t *chan, int is_short)
+{
+    if (is_short && !chan->rx_short) {
+        ucs_list_add_tail(&chan->iface->rx_short_chans, &chan->rx_short_link);
+        chan->rx_short = 1;
+    } else if (!is_short && chan->rx_short) {
+        ucs_list_del(&chan->rx_short_link);
+        chan->rx_short = 0;
+    }
+}
+
+
+/* Return a descriptor that is not (or no more) posted to the pool. */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_chan_put_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_rx_desc_t *desc)
+{
+    desc->chan = NULL;
+    --iface->rx_descs_inuse;
+    ucs_mpool_put_inline(desc);
+}
+
+
+/* Repost receives in one WR list once a batch is missing.  When the pool
+ * cannot give enough buffers (it could not grow: memory, locked-memory
+ * limit), the channel is put on the iface's list of short channels and
+ * progress retries it: a channel left without receives gets no
+ * completion that would. */
 static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
-    unsigned missing          = iface->config.rx_queue_len - chan->rx_posted;
+    unsigned missing          = chan->rx_len - chan->rx_posted;
     struct ibv_recv_wr wrs[missing], *bad_wr;
     struct ibv_sge sges[missing];
     uct_pvrdma_rx_desc_t *desc;
     unsigned i, count = 0;
     int ret;
 
-    if ((missing == 0) || (!force && (missing < iface->config.rx_batch))) {
+    if ((missing == 0) || (!force && (missing < chan->rx_batch))) {
         return;
     }
 
@@ -124,7 +150,9 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
             break;
         }
 
-        desc->chan       = chan;
+        ++iface->rx_descs_inuse;
+        desc->chan         = chan;
+        ucs_list_add_tail(&chan->rx_descs, &desc->list);
         sges[count].addr   = (uintptr_t)desc + chan->rx_offset;
         sges[count].length = chan->rx_length;
         sges[count].lkey   = desc->lkey;
@@ -135,6 +163,7 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
         ++count;
     }
 
+    uct_pvrdma_chan_set_short(chan, count < missing);
     if (count == 0) {
         return;
     }
@@ -145,7 +174,9 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
         ucs_error("pvrdma: ibv_post_recv(qp 0x%x, %u) failed: %s",
                   chan->txq.qp->qp_num, count, strerror(ret));
         for (; bad_wr != NULL; bad_wr = bad_wr->next) {
-            ucs_mpool_put_inline((void*)bad_wr->wr_id);
+            desc = (uct_pvrdma_rx_desc_t*)bad_wr->wr_id;
+            ucs_list_del(&desc->list);
+            uct_pvrdma_chan_put_desc(iface, desc);
             --count;
         }
     }
@@ -155,25 +186,62 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
 }
 
 
+/* Progress: channels whose refill came short try again.  The list is
+ * taken first: a channel still short puts itself back for the next call. */
+void uct_pvrdma_iface_refill_short_chans(uct_pvrdma_iface_t *iface)
+{
+    ucs_list_link_t batch;
+    uct_pvrdma_chan_t *chan;
+
+    ucs_list_head_init(&batch);
+    ucs_list_splice_tail(&batch, &iface->rx_short_chans);
+    ucs_list_head_init(&iface->rx_short_chans);
+    while (!ucs_list_is_empty(&batch)) {
+        chan = ucs_list_extract_head(&batch, uct_pvrdma_chan_t,
+                                     rx_short_link);
+        chan->rx_short = 0;
+        uct_pvrdma_chan_refill(chan, 1);
+        uct_pvrdma_chan_return_credits(chan, 1);
+    }
+}
+
+
 void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
+    uct_pvrdma_rx_desc_t *desc, *tmp;
     int ret;
 
     uct_pvrdma_chan_unpair_ep(chan);
+    uct_pvrdma_chan_set_short(chan, 0);
     ucs_list_del(&chan->list);
+    --iface->num_chans;
     uct_pvrdma_iface_qp_remove(iface, &chan->txq);
-    iface->cq_budget += iface->config.rx_queue_len;
 
-    /* Flushed receives that still reach the CQ are recycled by the poller
-     * (their QP is unknown by then). */
     (void)pvrdma_common_qp_to_err(chan->txq.qp);
     ret = ibv_destroy_qp(chan->txq.qp);
     if (ret != 0) {
         ucs_warn("pvrdma: ibv_destroy_qp(0x%x) failed: %s",
                  chan->txq.qp->qp_num, strerror(ret));
     }
+
+    /* Every receive still posted goes back to the pool now, after the
+     * destroy (the device writes no more into them): providers that remove
+     * a destroyed QP's completions from the CQ (vmw_pvrdma, mlx5) never
+     * show their flushes, and those that leave them (SoftRoCE) are ignored
+     * by the poller, as the QP is unknown.  Their CQ entries wait as
+     * zombies until the CQ is drained. */
+    ucs_list_for_each_safe(desc, tmp, &chan->rx_descs, list) {
+        ucs_list_del(&desc->list);
+        uct_pvrdma_chan_put_desc(iface, desc);
+    }
+    iface->rx_reserved -= chan->rx_len;
+    iface->cq_budget   += chan->rx_len;
+    uct_pvrdma_iface_zombie_add(iface, chan->rx_posted);
+    chan->rx_posted = 0;
+
     uct_pvrdma_slot_put(chan->src_chunk, chan->src_index);
+    uct_pvrdma_iface_print_rx_pool(iface, "connection closed");
     ucs_free(chan);
 }
 
@@ -218,7 +286,10 @@ uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
 }
 
 
-void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
+/* @p is_recv: a receive completion (the poller tells, as the opcode of a
+ * failed completion is not valid) */
+void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
+                               int is_recv)
 {
     uct_pvrdma_iface_t *iface = chan->iface;
     uct_pvrdma_rx_desc_t *desc;
@@ -226,27 +297,33 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
     uint32_t am_id, length, imm;
     void *data;
 
-    if (!(wc->opcode & IBV_WC_RECV)) {
+    if (!is_recv) {
         /* completion of a credit write or credit message */
         if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
             uct_pvrdma_chan_fail(chan, wc);
             return;
         }
-        chan->txq.avail      += wc->wr_id - chan->txq.acked_sn;
-        chan->txq.acked_sn    = wc->wr_id;
+        /* (the iface retired the WRs from the txq) */
         chan->credit_inflight = 0;
         uct_pvrdma_chan_return_credits(chan, 1);
         return;
     }
 
     desc = (uct_pvrdma_rx_desc_t*)wc->wr_id;
+    if (ucs_unlikely(desc->chan != chan)) {
+        /* a flush of an earlier QP with the same number, whose buffer was
+         * returned when that QP was destroyed */
+        return;
+    }
+    ucs_list_del(&desc->list);
     --chan->rx_posted;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
-        ucs_mpool_put_inline(desc);
+        uct_pvrdma_chan_put_desc(iface, desc);
         uct_pvrdma_chan_fail(chan, wc);
         return;
     }
+    desc->chan = NULL;
 
     data   = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
     length = wc->byte_len;
@@ -264,7 +341,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
         if (am_id >= UCT_AM_ID_MAX) {
             ucs_error("pvrdma: qp 0x%x: dropped a message without a valid "
                       "active message id", wc->qp_num);
-            ucs_mpool_put_inline(desc);
+            uct_pvrdma_chan_put_desc(iface, desc);
             goto out;
         }
     }
@@ -274,7 +351,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
     status = uct_iface_invoke_am(&iface->super, am_id, data, length,
                                  UCT_CB_PARAM_FLAG_DESC);
     if (status == UCS_OK) {
-        ucs_mpool_put_inline(desc);
+        uct_pvrdma_chan_put_desc(iface, desc);
     } else {
         /* the user keeps it and calls uct_iface_release_desc() */
         uct_recv_desc(UCS_PTR_BYTE_OFFSET(desc, iface->rx_headroom_offset))
@@ -287,6 +364,71 @@ out:
 }
 
 
+/*
+ * How many receives a new channel gets.  Its receive queue takes CQ
+ * entries for as long as it lives, and the CQ cannot grow (PVRDMA has no
+ * resize_cq), so a channel takes RX_QUEUE_LEN only while that is at most
+ * 1/UCT_PVRDMA_RX_SHARE_DIV of the entries still free for receives, else
+ * that share, but never fewer than UCT_PVRDMA_RX_MIN: a long job's later
+ * peers get shorter queues (and fewer credits) instead of being refused.
+ * TX_QUEUE_LEN entries always stay for sends.
+ * Returns UCS_ERR_NO_RESOURCE when the receives would fit but entries are
+ * taken for now by send WRs in flight or by destroyed QPs' completions not
+ * yet polled: the request is then not answered, the requester resends it
+ * (CONN_RETRY) and the entries are held for it meanwhile; and
+ * UCS_ERR_EXCEEDS_LIMIT, with the numbers, when even the minimum does not
+ * fit.
+ */
+static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
+                                           unsigned *rx_len_p)
+{
+    unsigned floor  = iface->config.tx_queue_len;
+    unsigned rx_min = ucs_min(UCT_PVRDMA_RX_MIN, iface->config.rx_queue_len);
+    unsigned zombies, free_rx, want;
+
+    /* entries held for a request that was not answered: its resend is
+     * this one, or another request takes them */
+    iface->cq_held = 0;
+
+    zombies = iface->zombie_new + iface->zombie_wait;
+    free_rx = (iface->cq_budget + zombies > floor) ?
+              (iface->cq_budget + zombies - floor) : 0;
+    want    = ucs_min(iface->config.rx_queue_len,
+                      ucs_max(rx_min, free_rx / UCT_PVRDMA_RX_SHARE_DIV));
+    if (want > free_rx) {
+        ucs_error("pvrdma: %s:%d: cannot accept another connection: its %u "
+                  "receives (the least a connection gets) do not fit in the "
+                  "completion queue: CQ %d entries, %u reserved for the "
+                  "receives of %u peers connected and the connection QP, %u "
+                  "kept for sends; raise UCX_PVRDMA_CQ_LEN (the device "
+                  "allows %d) or lower UCX_PVRDMA_RX_QUEUE_LEN (now %u) or "
+                  "UCX_PVRDMA_TX_QUEUE_LEN (now %u)", iface->md->dev_name,
+                  iface->port_num, want, iface->cq->cqe, iface->rx_reserved,
+                  iface->num_chans, floor, iface->md->dev_attr.max_cqe,
+                  iface->config.rx_queue_len, iface->config.tx_queue_len);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    /* what is free right now; one entry must stay free for a send, so that
+     * a full budget is always one a signalled send filled (impl.h) */
+    if ((iface->cq_budget < floor + want) ||
+        (iface->cq_budget < iface->tx_outstanding + want + 1)) {
+        ucs_debug("pvrdma: %s:%d: %u receives for a new connection wait for "
+                  "CQ entries (%u sends in flight, %u zombies)",
+                  iface->md->dev_name, iface->port_num, want,
+                  iface->tx_outstanding, zombies);
+        (void)uct_pvrdma_iface_retire_unsignaled(iface);
+        /* sends in flight complete, and new ones leave these entries free
+         * (uct_pvrdma_txq_has_room) until the request comes again */
+        iface->cq_held = ucs_min(want, iface->cq_budget);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    *rx_len_p = want;
+    return UCS_OK;
+}
+
+
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     const struct pvrdma_common_addr_info *peer,
                                     uint32_t local_psn, uint64_t credit_addr,
@@ -294,19 +436,14 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     unsigned peer_credit_rx, int rx_am_hdr,
                                     uct_pvrdma_chan_t **chan_p)
 {
-    unsigned threshold = iface->config.rx_batch;
     uct_pvrdma_chan_t *chan;
     ucs_status_t status;
+    unsigned threshold, rx_len;
     int ret;
 
-    /* every receive may produce a CQE: keep room for sends as well */
-    if (iface->cq_budget < iface->config.rx_queue_len +
-                           iface->config.tx_queue_len) {
-        ucs_error("pvrdma: %s:%d: completion queue full, cannot accept more "
-                  "connections (raise UCX_PVRDMA_CQ_LEN or lower "
-                  "UCX_PVRDMA_RX_QUEUE_LEN)", iface->md->dev_name,
-                  iface->port_num);
-        return UCS_ERR_EXCEEDS_LIMIT;
+    status = uct_pvrdma_chan_rx_len(iface, &rx_len);
+    if (status != UCS_OK) {
+        return status;
     }
 
     chan = ucs_calloc(1, sizeof(*chan), "pvrdma chan");
@@ -324,12 +461,18 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
     chan->rx_hdr_len     = rx_am_hdr ? sizeof(uct_pvrdma_am_hdr_t) : 0;
     chan->rx_offset      = iface->rx_payload_offset - chan->rx_hdr_len;
     chan->rx_length      = iface->config.seg_size + chan->rx_hdr_len;
+    chan->rx_len         = rx_len;
+    /* at most half the queue, as RX_BATCH says: credits come back while
+     * the peer still has some */
+    chan->rx_batch       = ucs_max(1, ucs_min(iface->config.rx_batch,
+                                              rx_len / 2));
+    ucs_list_head_init(&chan->rx_descs);
+    threshold            = chan->rx_batch;
     if (send_credits) {
         /* each credit message returns >= initial / peer_credit_rx credits
          * (see uct_pvrdma_chan_send_credits) */
         threshold = ucs_max(threshold,
-                            ucs_div_round_up(iface->config.rx_queue_len,
-                                             peer_credit_rx));
+                            ucs_div_round_up(rx_len, peer_credit_rx));
     }
 
     status = uct_pvrdma_slot_get(iface, &chan->src_chunk, &chan->src_index);
@@ -337,28 +480,29 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
         goto err_free;
     }
 
-    status = uct_pvrdma_iface_create_rc_qp(iface, iface->config.rx_queue_len,
-                                           &chan->txq.qp);
+    status = uct_pvrdma_iface_create_rc_qp(iface, rx_len, &chan->txq.qp);
     if (status != UCS_OK) {
         goto err_slot;
     }
 
-    pvrdma_common_credits_init(&chan->credits, iface->config.rx_queue_len, 1,
-                               threshold);
+    pvrdma_common_credits_init(&chan->credits, rx_len, 1, threshold);
     if (send_credits && ((uint64_t)chan->credits.threshold * peer_credit_rx <
-                         iface->config.rx_queue_len)) {
+                         rx_len)) {
         ucs_error("pvrdma: peer posts %u credit receives, too few for %u "
-                  "receive credits", peer_credit_rx,
-                  iface->config.rx_queue_len);
+                  "receive credits", peer_credit_rx, rx_len);
         status = UCS_ERR_UNSUPPORTED;
         goto err_qp;
     }
 
     /* post every receive before the peer can send */
     uct_pvrdma_chan_refill(chan, 1);
-    if (chan->rx_posted < iface->config.rx_queue_len) {
-        ucs_error("pvrdma: could not post %u receive buffers",
-                  iface->config.rx_queue_len);
+    uct_pvrdma_chan_set_short(chan, 0);
+    if (chan->rx_posted < rx_len) {
+        ucs_error("pvrdma: %s:%d: could not post %u receive buffers of %zu "
+                  "bytes for a new connection (%u in use; locked memory "
+                  "limit? lower UCX_PVRDMA_RX_QUEUE_LEN or UCX_PVRDMA_SEG_SIZE)",
+                  iface->md->dev_name, iface->port_num, rx_len,
+                  iface->rx_mp.data->elem_size, iface->rx_descs_inuse);
         status = UCS_ERR_NO_MEMORY;
         goto err_qp;
     }
@@ -378,15 +522,30 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
         goto err_qp;
     }
 
-    iface->cq_budget -= iface->config.rx_queue_len;
+    iface->cq_budget   -= rx_len;
+    iface->rx_reserved += rx_len;
+    ++iface->num_chans;
+    if ((iface->op_count.rx_len_min == 0) ||
+        (rx_len < iface->op_count.rx_len_min)) {
+        iface->op_count.rx_len_min = rx_len;
+    }
     uct_pvrdma_iface_qp_add(iface, &chan->txq);
     ucs_list_add_tail(&iface->chans, &chan->list);
+    uct_pvrdma_iface_print_cost(iface, "connection accepted", chan);
     *chan_p = chan;
     return UCS_OK;
 
 err_qp:
-    /* posted receives are flushed by destroy; buffers return at close */
+    /* nothing was received: the buffers go straight back after the QP */
     ibv_destroy_qp(chan->txq.qp);
+    {
+        uct_pvrdma_rx_desc_t *desc, *tmp;
+
+        ucs_list_for_each_safe(desc, tmp, &chan->rx_descs, list) {
+            ucs_list_del(&desc->list);
+            uct_pvrdma_chan_put_desc(iface, desc);
+        }
+    }
 err_slot:
     uct_pvrdma_slot_put(chan->src_chunk, chan->src_index);
 err_free:

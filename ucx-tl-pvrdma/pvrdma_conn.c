@@ -343,7 +343,9 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
     if (send_only) {
         /* before RTR: the peer may send credits as soon as it sees an AM */
         status = uct_pvrdma_ep_start_send_credits(ep);
-        if (status != UCS_OK) {
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return; /* CQ entries busy: taken when the reply comes again */
+        } else if (status != UCS_OK) {
             uct_pvrdma_ep_set_failed(ep, status);
             return;
         }
@@ -470,7 +472,11 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
                                         &chan);
     }
 
-    if (status != UCS_OK) {
+    if (status == UCS_ERR_NO_RESOURCE) {
+        /* CQ entries are busy for now (sends in flight, completions of
+         * destroyed QPs): the requester resends within CONN_RETRY */
+        return;
+    } else if (status != UCS_OK) {
         uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);
         uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
         return;
@@ -487,15 +493,16 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     uct_pvrdma_conn_pack_addr(iface, chan->txq.qp->qp_num, psn, rep.addr);
     rep.remote_addr = htobe64((uintptr_t)iface->scratch);
     rep.rkey        = htobe32(iface->scratch_mr->rkey);
-    rep.credits     = htobe32(iface->config.rx_queue_len);
+    /* the receives it really posted (maybe fewer than RX_QUEUE_LEN) */
+    rep.credits     = htobe32(chan->rx_len);
     rep.flags       = send_only ? UCT_PVRDMA_CONN_F_SEND_ONLY : 0;
 
     UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
     memcpy(chan->rep, &rep, sizeof(rep));
     chan->rep_len = sizeof(rep);
     uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
-    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x%s%s",
-              conn_id, chan->txq.qp->qp_num,
+    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x, %u "
+              "receives%s%s", conn_id, chan->txq.qp->qp_num, chan->rx_len,
               send_only ? ", send/recv only" : "",
               peer_sr ? " (AM id in a header)" : "");
 }
@@ -678,7 +685,8 @@ ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
         uct_pvrdma_ud_post_recv(iface, i);
     }
 
-    iface->cq_budget -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
+    iface->cq_budget   -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
+    iface->rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     return UCS_OK;
 
 err_qp:

@@ -94,7 +94,7 @@ static int uct_pvrdma_chan_can_ride(const uct_pvrdma_chan_t *chan)
 {
     return chan->iface->config.credit_imm && chan->peer_has_tag &&
            !chan->send_credits && (chan->rev_ep == NULL) &&
-           (chan->iface->config.rx_queue_len <= UCT_PVRDMA_IMM_CREDITS_MAX);
+           (chan->rx_len <= UCT_PVRDMA_IMM_CREDITS_MAX);
 }
 
 

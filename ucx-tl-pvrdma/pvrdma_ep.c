@@ -50,11 +50,9 @@ void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep)
 }
 
 
+/* WRs up to @p sn completed (the iface has retired them from the txq) */
 void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn)
 {
-    ucs_assert(sn > ep->txq.acked_sn);
-    ep->txq.avail   += sn - ep->txq.acked_sn;
-    ep->txq.acked_sn = sn;
     uct_pvrdma_ep_schedule_pending(ep);
     uct_pvrdma_ep_release_descs(ep, sn, UCS_OK);
 }
@@ -73,7 +71,7 @@ static void uct_pvrdma_ep_credit_rx_wr(uct_pvrdma_ep_t *ep, unsigned index,
     sge->addr   = (uintptr_t)&chunk->slots[ep->credit_rx[index].index];
     sge->length = sizeof(chunk->slots[0]);
     sge->lkey   = chunk->mr->lkey;
-    wr->wr_id   = ((uint64_t)index << 1) | UCT_PVRDMA_CREDIT_RX_TAG;
+    wr->wr_id   = ((uint64_t)index << 1) | UCT_PVRDMA_CREDIT_RX_WRID;
     wr->sg_list = sge;
     wr->num_sge = 1;
     wr->next    = NULL;
@@ -110,14 +108,34 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
     struct ibv_recv_wr wrs[UCT_PVRDMA_CREDIT_RX_LEN];
     struct ibv_sge sges[UCT_PVRDMA_CREDIT_RX_LEN];
     ucs_status_t status;
-    unsigned i;
+    unsigned i, held;
 
+    /* TX_QUEUE_LEN entries always stay for sends (pvrdma_chan.c) */
     if (iface->cq_budget < UCT_PVRDMA_CREDIT_RX_LEN +
                            iface->config.tx_queue_len) {
         ucs_error("pvrdma: %s:%d: completion queue full, cannot connect more "
-                  "endpoints (raise UCX_PVRDMA_CQ_LEN)", iface->md->dev_name,
-                  iface->port_num);
+                  "endpoints: CQ %d entries, %u reserved for receives, %u "
+                  "sends in flight, %u connections from peers, %zu "
+                  "endpoints (raise UCX_PVRDMA_CQ_LEN or lower "
+                  "UCX_PVRDMA_RX_QUEUE_LEN)", iface->md->dev_name,
+                  iface->port_num, iface->cq->cqe, iface->rx_reserved,
+                  iface->tx_outstanding, iface->num_chans,
+                  ucs_list_length(&iface->eps));
         return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    /* The receives may only take entries that sends in flight leave free,
+     * and one must stay free (see uct_pvrdma_txq_post).  If those are busy
+     * now, the reply is not taken: the ep resends its request within
+     * CONN_RETRY, the peer its saved reply, and meanwhile new sends leave
+     * the entries free (cq_held). */
+    held           = iface->cq_held; /* maybe ours, from the last reply */
+    iface->cq_held = 0;
+    if (iface->cq_budget < iface->tx_outstanding +
+                           UCT_PVRDMA_CREDIT_RX_LEN + 1) {
+        (void)uct_pvrdma_iface_retire_unsignaled(iface);
+        iface->cq_held = ucs_max(held, UCT_PVRDMA_CREDIT_RX_LEN);
+        return UCS_ERR_NO_RESOURCE;
     }
 
     for (i = 0; i < UCT_PVRDMA_CREDIT_RX_LEN; ++i) {
@@ -140,6 +158,8 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
     ep->credit_rx_len    = UCT_PVRDMA_CREDIT_RX_LEN;
     ep->txq.moderation   = 1;
     iface->cq_budget    -= UCT_PVRDMA_CREDIT_RX_LEN;
+    iface->rx_reserved  += UCT_PVRDMA_CREDIT_RX_LEN;
+    /* (whoever else waited holds again when its request comes again) */
     return UCS_OK;
 
 err_slots:
@@ -155,7 +175,7 @@ err_slots:
  * and repost the receive. */
 void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc)
 {
-    unsigned index = wc->wr_id >> 1;
+    unsigned index = (wc->wr_id & ~UCT_PVRDMA_CREDIT_RX_WRID) >> 1;
     volatile uint64_t *total;
     struct ibv_recv_wr wr;
     struct ibv_sge sge;
@@ -1071,14 +1091,18 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
                  self->txq.qp->qp_num, strerror(ret));
     }
     uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
-    /* completions of the credit receives that still reach the CQ are
-     * recognised by their wr_id tag and dropped (the QP is unknown now) */
+    /* The credit receives hold registered slots, not pool buffers: they
+     * go back here, whether or not their flushes ever reach the CQ (if
+     * they do, the QP is unknown by then and they are ignored); their CQ
+     * entries are zombies until the CQ has been drained. */
     if (self->credit_rx_len > 0) {
         for (i = 0; i < self->credit_rx_len; ++i) {
             uct_pvrdma_slot_put(self->credit_rx[i].chunk,
                                 self->credit_rx[i].index);
         }
-        iface->cq_budget += self->credit_rx_len;
+        iface->rx_reserved -= self->credit_rx_len;
+        iface->cq_budget   += self->credit_rx_len;
+        uct_pvrdma_iface_zombie_add(iface, self->credit_rx_len);
     }
 }
 
@@ -1086,3 +1110,42 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
 UCS_CLASS_DEFINE(uct_pvrdma_ep_t, uct_base_ep_t);
 UCS_CLASS_DEFINE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DEFINE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
+
+
+/*
+ * Retire unsignalled WRs that no completion will ever cover: an ep whose
+ * last WRs were unsignalled and that sends nothing more keeps up to
+ * TX_MODERATION - 1 of them counted in the CQ budget for ever (they did
+ * complete, silently).  A signalled zero-length WRITE to the peer's
+ * scratch word (as ep flush posts) retires them.  Called when CQ entries
+ * are wanted for a new connection's receives.  Returns how many WRs will
+ * be retired.
+ */
+unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface)
+{
+    unsigned count = 0;
+    struct ibv_send_wr wr;
+    uct_pvrdma_ep_t *ep;
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if ((ep->state != UCT_PVRDMA_EP_CONNECTED) ||
+            (ep->txq.signaled > 0) ||
+            (ep->txq.posted_sn == ep->txq.acked_sn)) {
+            continue;
+        }
+        if (!uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+            break;
+        }
+        count                 += ep->txq.posted_sn - ep->txq.acked_sn + 1;
+        wr.sg_list             = NULL;
+        wr.num_sge             = 0;
+        wr.opcode              = IBV_WR_RDMA_WRITE;
+        wr.send_flags          = 0;
+        wr.wr.rdma.remote_addr = ep->flush_addr;
+        wr.wr.rdma.rkey        = ep->flush_rkey;
+        if (uct_pvrdma_txq_post(iface, &ep->txq, &wr, 1) != UCS_OK) {
+            break;
+        }
+    }
+    return count;
+}

@@ -62,9 +62,16 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, tx_max_sge),
      UCS_CONFIG_TYPE_UINT},
 
-    {"CQ_LEN", "8192",
-     "Completion queue entries of the interface (clamped to max_cqe). Every\n"
-     "connection from a peer reserves RX_QUEUE_LEN of them.",
+    {"CQ_LEN", "65536",
+     "Completion queue entries of the interface (clamped to max_cqe, rounded\n"
+     "down to a power of two and halved while the device refuses the size:\n"
+     "QEMU's pvrdma model takes 4096). Every connection from a peer reserves\n"
+     "its receive queue in it: RX_QUEUE_LEN, or fewer (down to 8) once a\n"
+     "full queue would take more than 1/96 of the entries still free, so\n"
+     "that many peers fit (a real ESXi PVRDMA device, max_cqe 262144: about\n"
+     "920 peers with full queues and ~1220 in all; QEMU's 4096: ~190). Send\n"
+     "work requests in flight use what receives do not reserve, at least\n"
+     "TX_QUEUE_LEN.",
      ucs_offsetof(uct_pvrdma_iface_config_t, cq_len), UCS_CONFIG_TYPE_UINT},
 
     {"POLL_BATCH", "16",
@@ -197,11 +204,90 @@ void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
 void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
                                 uct_pvrdma_txq_t *txq)
 {
+    unsigned outstanding = txq->posted_sn - txq->acked_sn;
+
     ucs_list_del(&txq->hash_link);
-    /* Completions of this QP still in the CQ will not be found any more:
-     * give back what they had reserved. */
-    iface->tx_signaled -= txq->signaled;
-    txq->signaled       = 0;
+    /* The QP is about to be destroyed: its send WRs in flight complete no
+     * more (they are cancelled), but their completions may already sit in
+     * the CQ, or be put there by the destroy itself (SoftRoCE flushes),
+     * and will not be found any more: they stay counted until the CQ has
+     * been drained (zombies). */
+    iface->tx_signaled    -= txq->signaled;
+    txq->signaled          = 0;
+    iface->tx_outstanding -= outstanding;
+    txq->acked_sn          = txq->posted_sn;
+    uct_pvrdma_iface_zombie_add(iface, outstanding);
+}
+
+
+/*
+ * @p count CQ entries of a QP being destroyed (its receives posted, its
+ * send WRs in flight) may still be in the CQ, without a QP to find them
+ * by: keep them out of cq_budget (if they were not already) until a poll
+ * that begins after now finds the CQ empty; the CQ is FIFO and no
+ * completion of a QP arrives after ibv_destroy_qp returns, so by then
+ * every one of them has been polled (and ignored).  The caller has already
+ * removed them from what they were counted in (rx_reserved or
+ * tx_outstanding); receives reserved but not posted need no wait.
+ */
+void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count)
+{
+    iface->cq_budget  -= count;
+    iface->zombie_new += count;
+}
+
+
+/* Debug level: what the connections of this iface cost (item "what a
+ * connection costs" of the scaling work): CQ entries and receive buffers.
+ * @p chan: the channel just created (its own queue), or NULL (average). */
+void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
+                                 const uct_pvrdma_chan_t *chan)
+{
+    size_t desc_size = iface->rx_mp.data->elem_size;
+    size_t total = 0, per_peer;
+    uct_pvrdma_chan_t *c;
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        return;
+    }
+
+    ucs_list_for_each(c, &iface->chans, list) {
+        total += (size_t)c->rx_len * desc_size;
+    }
+    per_peer = (chan != NULL) ? (size_t)chan->rx_len * desc_size :
+               (iface->num_chans > 0) ? total / iface->num_chans :
+               (size_t)iface->config.rx_queue_len * desc_size;
+    ucs_debug("pvrdma: %s:%d: %u chans, CQ %d entries (%u reserved for "
+              "receives, %u sends in flight max), receive buffers %zu KiB "
+              "per peer%s, %zu KiB in total (%s)", iface->md->dev_name,
+              iface->port_num, iface->num_chans, iface->cq->cqe,
+              iface->rx_reserved, iface->cq_budget, (size_t)(per_peer / UCS_KBYTE),
+              (chan != NULL) ? " (this one)" : "", (size_t)(total / UCS_KBYTE), why);
+}
+
+
+/* Debug level: receive buffers taken from the pool and what the pool holds
+ * (registered); tests/bed/ucx.sh asserts that connection churn does not
+ * grow them.  Keep the wording: it is parsed. */
+void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
+                                    const char *why)
+{
+    ucs_mpool_chunk_t *chunk;
+    size_t elems = 0;
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        return;
+    }
+
+    for (chunk = iface->rx_mp.data->chunks; chunk != NULL;
+         chunk = chunk->next) {
+        elems += chunk->num_elems;
+    }
+    ucs_debug("pvrdma: %s:%d: iface %p receive pool: %u buffers in use, "
+              "%zu in the pool (%zu KiB), %u chans (%s)", iface->md->dev_name,
+              iface->port_num, iface, iface->rx_descs_inuse, elems,
+              (size_t)(elems * iface->rx_mp.data->elem_size / UCS_KBYTE),
+              iface->num_chans, why);
 }
 
 
@@ -299,14 +385,18 @@ static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
     uct_pvrdma_ep_t *ep;
     ucs_status_t status;
 
-    if (txq->signaled > 0) {
+    /* a successful send completion is a signalled WR; an error or flush
+     * completion comes for signalled and unsignalled WRs alike (retire
+     * zeroes the signalled count when the last one is in) */
+    if ((wc->status == IBV_WC_SUCCESS) && (txq->signaled > 0)) {
         --txq->signaled;
         --iface->tx_signaled;
     }
+    uct_pvrdma_txq_retire(iface, txq, wc->wr_id);
 
     if (txq->kind == UCT_PVRDMA_QP_CHAN) {
         uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
-                                                   txq), wc);
+                                                   txq), wc, 0);
         return;
     }
 
@@ -329,18 +419,48 @@ static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
 }
 
 
+/*
+ * Is @p wc a receive completion?  The opcode is valid only in successful
+ * completions; a flush or error completion is told by its wr_id: a
+ * channel's send WRs carry sequence numbers (at most posted_sn), its
+ * receives descriptor addresses; an ep's credit receives have
+ * UCT_PVRDMA_CREDIT_RX_WRID set.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_wc_is_recv(const uct_pvrdma_txq_t *txq, const struct ibv_wc *wc)
+{
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        return !!(wc->opcode & IBV_WC_RECV);
+    }
+    if (txq->kind == UCT_PVRDMA_QP_CHAN) {
+        return wc->wr_id > txq->posted_sn;
+    }
+    return (wc->wr_id & UCT_PVRDMA_CREDIT_RX_WRID) == UCT_PVRDMA_CREDIT_RX_WRID;
+}
+
+
 static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
 {
     struct ibv_wc wcs[iface->config.poll_batch];
     uct_pvrdma_txq_t *txq;
-    uct_pvrdma_rx_desc_t *desc;
     int i, n;
+
+    /* QPs destroyed before this poll: their completions are in the CQ
+     * already, so a poll that drains it has seen them all */
+    iface->zombie_wait += iface->zombie_new;
+    iface->zombie_new   = 0;
 
     n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
     if (ucs_unlikely(n < 0)) {
         ucs_error("pvrdma: %s:%d: ibv_poll_cq failed: %d",
                   iface->md->dev_name, iface->port_num, n);
         return 0;
+    }
+
+    if ((n < (int)iface->config.poll_batch) && (iface->zombie_wait > 0)) {
+        /* the CQ is empty: no completion of a destroyed QP is left */
+        iface->cq_budget   += iface->zombie_wait;
+        iface->zombie_wait  = 0;
     }
 
     for (i = 0; i < n; ++i) {
@@ -350,25 +470,23 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
         }
 
         txq = uct_pvrdma_iface_qp_find(iface, wcs[i].qp_num);
-        if (wcs[i].opcode & IBV_WC_RECV) {
-            desc = (uct_pvrdma_rx_desc_t*)wcs[i].wr_id;
-            if (ucs_unlikely((txq == NULL) ||
-                             (txq->kind != UCT_PVRDMA_QP_CHAN))) {
-                if (!(wcs[i].wr_id & UCT_PVRDMA_CREDIT_RX_TAG)) {
-                    /* channel already destroyed: only recycle the buffer */
-                    ucs_mpool_put_inline(desc);
-                } else if (txq != NULL) {
-                    /* credit message to an ep (send/recv-only connection);
-                     * of a destroyed ep it is dropped */
-                    uct_pvrdma_ep_handle_credit_rx(
-                            ucs_container_of(txq, uct_pvrdma_ep_t, txq),
-                            &wcs[i]);
-                }
+        if (ucs_unlikely(txq == NULL)) {
+            /* a QP destroyed since: its receive buffers went back to the
+             * pool when it was destroyed (the wr_id may be one that is
+             * posted elsewhere by now), its CQ entries are zombies */
+            continue;
+        }
+
+        if (uct_pvrdma_wc_is_recv(txq, &wcs[i])) {
+            if (ucs_unlikely(txq->kind != UCT_PVRDMA_QP_CHAN)) {
+                /* credit message to an ep (send/recv-only connection) */
+                uct_pvrdma_ep_handle_credit_rx(
+                        ucs_container_of(txq, uct_pvrdma_ep_t, txq), &wcs[i]);
                 continue;
             }
             uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
-                                                       txq), &wcs[i]);
-        } else if (txq != NULL) {
+                                                       txq), &wcs[i], 1);
+        } else {
             uct_pvrdma_iface_handle_send_wc(iface, txq, &wcs[i]);
         }
     }
@@ -456,6 +574,11 @@ static unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     /* credits no AM carried since the last call (pvrdma_credit_imm.c) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->deferred_chans))) {
         uct_pvrdma_iface_return_deferred_credits(iface);
+    }
+    /* channels whose receive refill failed (pool could not grow): a
+     * channel without receives gets no completion that would retry it */
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->rx_short_chans))) {
+        uct_pvrdma_iface_refill_short_chans(iface);
     }
 
     /* While armed and nothing is in flight from us, mostly look at the
@@ -760,6 +883,7 @@ static void uct_pvrdma_iface_release_desc(uct_recv_desc_t *self, void *desc)
     uct_pvrdma_iface_t *iface = ucs_container_of(self, uct_pvrdma_iface_t,
                                                  release_desc);
 
+    --iface->rx_descs_inuse;
     ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc,
                                  -(ptrdiff_t)iface->rx_headroom_offset));
 }
@@ -1135,8 +1259,9 @@ static ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
     }
 
     /* max_cqe is not always what the device accepts (QEMU's pvrdma model
-     * refuses 8192): halve down to one connection's worth */
-    depth     = iface->profile.cq_depth;
+     * reports 28672 and refuses 8192): halve down to one connection's
+     * worth, from a power of two (28672 would halve to 3584, not 4096) */
+    depth     = ucs_rounddown_pow2(iface->profile.cq_depth);
     iface->cq = pvrdma_common_create_cq(iface->md->ctx, &depth,
                                         iface->config.rx_queue_len +
                                         iface->config.tx_queue_len,
@@ -1229,6 +1354,14 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->armed_skips    = 0;
     self->event_misses   = 0;
     self->tx_signaled    = 0;
+    self->tx_outstanding = 0;
+    self->rx_reserved    = 0;
+    self->zombie_new     = 0;
+    self->zombie_wait    = 0;
+    self->cq_held        = 0;
+    self->num_chans      = 0;
+    self->rx_descs_inuse = 0;
+    ucs_list_head_init(&self->rx_short_chans);
     self->num_connecting = 0;
     self->conn_seq       = 0;
 
@@ -1318,9 +1451,20 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
                  self, ucs_list_length(&self->eps));
     }
 
+    uct_pvrdma_iface_print_cost(self, "iface closed", NULL);
     ucs_list_for_each_safe(chan, tmp, &self->chans, list) {
         uct_pvrdma_chan_destroy(chan);
     }
+    /* tests/bed/ucx.sh asserts from these that the CQ budget held (the
+     * burst test fills it on purpose) and that churn leaks no buffers */
+    ucs_debug("pvrdma: %s:%d: iface %p CQ budget: %" PRIu64 " sends "
+              "refused for a full CQ budget, %" PRIu64 " signals forced by "
+              "it, at most %u sends in flight, smallest receive queue %u "
+              "of %u", self->md->dev_name, self->port_num, self,
+              self->op_count.cq_full, self->op_count.forced_signals,
+              self->op_count.tx_outstanding_max, self->op_count.rx_len_min,
+              self->config.rx_queue_len);
+    uct_pvrdma_iface_print_rx_pool(self, "iface closed");
 
     /* tests/bed/ucx.sh reads this to see which way credits went */
     ucs_debug("pvrdma: %s:%d: iface %p closed; credits returned: %" PRIu64
@@ -1343,7 +1487,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     uct_pvrdma_slots_cleanup(self);
     ibv_dereg_mr(self->scratch_mr);
     ucs_free((void*)self->scratch);
-    /* Receive buffers still posted to destroyed QPs were never returned */
+    /* receive buffers the user still holds are the user's leak */
     ucs_mpool_cleanup(&self->tx_mp, 0);
     ucs_mpool_cleanup(&self->rx_mp, 0);
     uct_pvrdma_iface_cleanup_cq(self);

@@ -40,13 +40,50 @@ static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_take_credit(uct_pvrdma_ep_t *ep)
 
 
 /**
- * Can a WR be posted on @p txq right now?  Needs a send WQE and room in the
- * CQ for a possible signalled completion.
+ * Can a WR be posted on @p txq right now?  Needs a send WQE and a CQ entry
+ * for it: every WR in flight may come back as a completion (a flush, if
+ * its QP fails), signalled or not (see "Completions" in pvrdma.h).
  */
 static UCS_F_ALWAYS_INLINE int
 uct_pvrdma_txq_has_room(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
 {
-    return (txq->avail > 0) && (iface->tx_signaled < iface->cq_budget);
+    if (ucs_unlikely(txq->avail == 0)) {
+        return 0;
+    }
+    if (ucs_likely(iface->tx_outstanding + iface->cq_held <
+                   iface->cq_budget)) {
+        return 1;
+    }
+    ++iface->op_count.cq_full;
+    return 0;
+}
+
+
+/**
+ * WRs of @p txq up to @p sn completed (a signalled completion retires every
+ * earlier WR of its QP; a flush completion comes for each WR): their send
+ * WQEs and CQ entries are free again.
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_txq_retire(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
+                      uint64_t sn)
+{
+    unsigned count;
+
+    if (ucs_unlikely(sn <= txq->acked_sn) || ucs_unlikely(sn > txq->posted_sn)) {
+        return; /* not one of ours (already retired) */
+    }
+
+    count                  = sn - txq->acked_sn;
+    txq->avail            += count;
+    txq->acked_sn          = sn;
+    iface->tx_outstanding -= count;
+    if (txq->acked_sn == txq->posted_sn) {
+        /* nothing left in flight: no signalled completion is coming (a
+         * flushed QP may have reported them as errors, not counted) */
+        iface->tx_signaled -= txq->signaled;
+        txq->signaled       = 0;
+    }
 }
 
 
@@ -114,6 +151,18 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     int ret;
 
     signal = signal || (txq->unsignaled + 1 >= txq->moderation);
+    if (ucs_unlikely(iface->tx_outstanding + iface->cq_held + 1 >=
+                     iface->cq_budget) &&
+        !signal) {
+        /* This WR takes the last free CQ entry: nothing more may be posted
+         * until a completion retires WRs, and only a signalled WR produces
+         * one (or an error).  If every WR in flight were unsignalled, no
+         * completion would ever come and every sender would wait for ever;
+         * signalling this one guarantees a completion is on its way
+         * whenever the budget is full. */
+        signal = 1;
+        ++iface->op_count.forced_signals;
+    }
     wr->next    = NULL;
     wr->wr_id   = txq->posted_sn + 1;
     if (signal) {
@@ -132,6 +181,9 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
 
     ++txq->posted_sn;
     --txq->avail;
+    if (++iface->tx_outstanding > iface->op_count.tx_outstanding_max) {
+        iface->op_count.tx_outstanding_max = iface->tx_outstanding;
+    }
     if (signal) {
         txq->unsignaled = 0;
         ++txq->signaled;

@@ -174,6 +174,99 @@ if want "mpi"; then
     fi
 fi
 
+# --- UCT: many endpoints on one CQ budget, connection churn (issue 15) ------
+# tests/ucx/uct_conn_check.c: server on node2, client on node1, one pvrdma
+# iface each.  The transport's debug lines at close say what the CQ budget
+# did ("iface PTR CQ budget: F sends refused for a full CQ budget, S signals
+# forced by it, at most M sends in flight, smallest receive queue Q of R")
+# and what the receive pool holds ("iface PTR receive pool: U buffers in
+# use, P in the pool (K KiB), N chans (why)").
+CONNBIN=${TB_OUT:-/tmp}/bin/uct_conn_check
+if want "uct conn"; then
+    mkdir -p "$(dirname "$CONNBIN")"
+    cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$CONNBIN" \
+        "$HERE/tests/ucx/uct_conn_check.c" -luct -lucs >"$LOGDIR/uct_conn_check.build" 2>&1 ||
+        fail "uct conn: build tests/ucx/uct_conn_check.c" "see $LOGDIR/uct_conn_check.build"
+fi
+# conn_pair NAME TIMEOUT SERVER_ENV CLIENT_ENV ARGS...: both sides PASSED
+conn_pair() {
+    local name=$1 t=$2 senv=$3 cenv=$4 slog spid
+    shift 4
+    want "$name" || return 1
+    [ -x "$CONNBIN" ] || { fail "$name" "tests/ucx/uct_conn_check.c did not build"; return 1; }
+    PORT=$((PORT + 1))
+    slog=$(log_name "$name").server
+    ssh node2 "env $PRELOAD $senv timeout $t $CONNBIN -d $DEV -p $PORT $*" >"$slog" 2>&1 &
+    spid=$!
+    check_output "$name" "$t" '^PASSED: ' env "$PRELOAD" $cenv "$CONNBIN" -d "$DEV" -p "$PORT" "$@" node2
+    wait "$spid"
+    grep -q '^PASSED: ' "$slog" && pass "$name (server side)" ||
+        fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ' | cut -c1-300) (log: $slog)"
+    return 0
+}
+# budget_check NAME CONDITION LOG: CONDITION, an awk test of refused,
+# forced, inflight, minq, rxq (the "CQ budget" line of LOG) and depth (the
+# CQ's real size, from the "N chans, CQ D entries" line at close: providers
+# round the size asked for up, SoftRoCE to 2^k - 1)
+budget_check() {
+    local name=$1 cond=$2 log=$3 v d
+    v=$(sed -nE 's/.*iface [^ ]+ CQ budget: ([0-9]+) sends refused for a full CQ budget, ([0-9]+) signals forced by it, at most ([0-9]+) sends in flight, smallest receive queue ([0-9]+) of ([0-9]+).*/\1 \2 \3 \4 \5/p' "$log" | tail -n 1)
+    d=$(sed -nE 's/.*: [0-9]+ chans, CQ ([0-9]+) entries .*\(iface closed\)$/\1/p' "$log" | tail -n 1)
+    if [ -z "$v" ] || [ -z "$d" ]; then
+        fail "$name" "no 'CQ budget' or 'chans, CQ' line in $log"
+    elif echo "$v $d" | awk "{ refused = \$1; forced = \$2; inflight = \$3; minq = \$4; rxq = \$5; depth = \$6; exit !($cond) }"; then
+        pass "$name: $(echo "$v $d" | awk '{ printf "CQ %d entries: %d sends refused for a full CQ budget, %d signals forced, at most %d in flight, smallest receive queue %d of %d", $6, $1, $2, $3, $4, $5 }')"
+    else
+        fail "$name" "refused/forced/inflight/minq/rxq/depth = $v $d, expected $cond (log: $log)"
+    fi
+}
+# Bursts on 24 endpoints that end when the client's CQ budget is full: CQ
+# 256 (511 on SoftRoCE) = 128 for the connection QP + 24 x 4 credit
+# receives + the rest for sends in flight, while the server's channels
+# grant more credits than that.  (The largest burst may come before the
+# last endpoints have reserved their credit receives: at most depth - 128,
+# at least depth - 128 - 24 x 4 in flight.)  The server's CQ (2048, 4095 on SoftRoCE:
+# QEMU's model's size) is small too, so its channels get fewer receives than
+# RX_QUEUE_LEN (their share of the free CQ).  Every message's size and
+# bytes checked.
+name="uct conn: burst on 24 endpoints, send/recv only, client CQ budget full"
+if conn_pair "$name" 300 \
+        "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_WRITE=no UCX_PVRDMA_CQ_LEN=2048" \
+        "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_WRITE=no UCX_PVRDMA_CQ_LEN=256" \
+        -e 24 -n 150; then
+    log=$(log_name "$name")
+    budget_check "$name: client budget" "refused > 0 && inflight >= depth - 128 - 24 * 4 && inflight <= depth - 128" "$log"
+    budget_check "$name: server queues" "minq >= 8 && minq < rxq" "$log.server"
+    credit_check "$name: credits" "imm == 0 && msg >= 24 * 100" "$log.server"
+fi
+# The same with RDMA WRITE (rxe has it): selective signalling, credits by
+# WRITE; sends of 24 endpoints fill the budget (depth - 128) with WRs
+# that are mostly unsignalled, so the one that takes the last entry must
+# be signalled, or nothing would complete.
+name="uct conn: burst on 24 endpoints, RDMA WRITE, client CQ budget full"
+if conn_pair "$name" 300 "UCX_LOG_LEVEL=debug UCX_PVRDMA_CQ_LEN=2048" \
+        "UCX_LOG_LEVEL=debug UCX_PVRDMA_CQ_LEN=256" -e 24 -n 150; then
+    budget_check "$name: client budget" "refused > 0 && forced > 0 && inflight == depth - 128" "$(log_name "$name")"
+fi
+# 1000 connections opened and closed, one message each: registered memory
+# (VmPin, both sides, the program) and the server's receive pool (the
+# transport) at the end as at the start, every buffer back.
+name="uct conn: churn, 1000 connections opened and closed"
+if conn_pair "$name" 600 "UCX_LOG_LEVEL=debug" "" -c 1000; then
+    slog=$(log_name "$name").server
+    grep -h '^ok pinned' "$(log_name "$name")" "$slog" | sed 's/^ok //' | tr '\n' ';' |
+        { read -r p; [ -n "$p" ] && pass "$name: $p" || fail "$name: pinned memory" "no 'ok pinned' lines"; }
+    pool=$(sed -nE 's/.*receive pool: ([0-9]+) buffers in use, ([0-9]+) in the pool.*\((connection closed|iface closed)\).*/\1 \2/p' "$slog")
+    first=$(echo "$pool" | head -n 1) last=$(echo "$pool" | tail -n 1) n=$(echo "$pool" | grep -c .)
+    if [ "$n" -lt 1000 ]; then
+        fail "$name: receive pool" "$n 'receive pool' lines in $slog, expected one per connection and one at close"
+    elif [ "${first#* }" = "${last#* }" ] && [ "${last%% *}" = 0 ]; then
+        pass "$name: receive pool ${first#* } buffers after the first connection and at the end, ${last%% *} in use ($n closes)"
+    else
+        fail "$name: receive pool" "in use/pool after the first close '$first', at the end '$last' (log: $slog)"
+    fi
+fi
+
 # --- bad input: clear error, no hang ----------------------------------------
 if want "bad input"; then
     check_fails "bad input: unknown device in UCX_NET_DEVICES (UCP)" 120 \
