@@ -1,6 +1,7 @@
 #!/bin/bash
 # The bed's own contract, checked from the machine side: exit status passes
-# through, timeouts end with 124 and leave no QEMU behind, bad options are refused.
+# through, timeouts end with 124 and leave no QEMU behind, a QEMU that exits
+# early is quoted in the bed failure, bad options are refused.
 set -u
 TB=${TB:-$(dirname "$0")/../scripts/testbed/tb}
 FAILED=0
@@ -50,6 +51,27 @@ fi
 ls "$lost"/out/consoles/*/console.node2 >/dev/null 2>&1 && pass "consoles kept when the command fails" ||
     fail "consoles kept when the command fails" "nothing in $lost/out/consoles"
 rm -rf "$lost"
+
+# A QEMU that exits early: the bed failure quotes its own error output (the
+# last lines that say something) and its exit status. No guest boots: a
+# stand-in qemu-system-x86_64 first on PATH fails at once.
+fake=$(mktemp -d /tmp/tb-selftest.XXXXXX)
+printf '#!/bin/sh\necho "qemu-system-x86_64: -smp 2: tb-selftest stand-in refuses to start" >&2\necho >&2\nexit 1\n' >"$fake/qemu-system-x86_64"
+chmod +x "$fake/qemu-system-x86_64"
+out=$(PATH="$fake:$PATH" "$TB" run --hosts 1 --timeout 60 --out "$fake/out" -- true 2>&1); rc=$?
+if [ $rc = 3 ] && echo "$out" | grep -qF "bed failure: node1's QEMU exited early (status 1; qemu: qemu-system-x86_64: -smp 2: tb-selftest stand-in refuses to start)"; then
+    pass "a QEMU that exits early: the message quotes its error output"
+else
+    fail "a QEMU that exits early: the message quotes its error output" "rc $rc: $(echo "$out" | tail -n 2)"
+fi
+printf '#!/bin/sh\nexit 0\n' >"$fake/qemu-system-x86_64"
+out=$(PATH="$fake:$PATH" "$TB" run --hosts 1 --timeout 60 --out "$fake/out" -- true 2>&1); rc=$?
+if [ $rc = 3 ] && echo "$out" | grep -qF "node1's QEMU exited early (status 0; no error output from qemu: the guest powered off or reset itself"; then
+    pass "a QEMU that exits early without a word: the message says so"
+else
+    fail "a QEMU that exits early without a word: the message says so" "rc $rc: $(echo "$out" | tail -n 2)"
+fi
+rm -rf "$fake"
 
 out=$("$TB" run --hosts 0 -- true 2>&1); rc=$?
 [ $rc = 2 ] && echo "$out" | grep -q -- '--hosts must be' && pass "bad --hosts refused" || fail "bad --hosts refused" "rc $rc: $out"
