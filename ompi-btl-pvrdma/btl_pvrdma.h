@@ -169,6 +169,7 @@ typedef struct mca_btl_pvrdma_module_t {
      *  (a QP in error flushes all of them into the CQ): <= plan.send_budget */
     uint32_t sq_posted;
     uint32_t peers_connected; /**< endpoints holding an RC QP */
+    uint32_t peers_max;       /**< most of them at once (printed at close) */
 
     /* progress accounting: poll the CQ only when it can hold completions */
     uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */

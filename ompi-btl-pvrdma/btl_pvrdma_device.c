@@ -297,15 +297,20 @@ static void report_plan(const mca_btl_pvrdma_module_t *module)
 {
     const struct pvrdma_common_scale_plan *pl = &module->plan;
     uint32_t peers = module->job_peers;
+    char fit[32];
 
+    if (UINT32_MAX == pl->peers_fit_cq) {
+        snprintf(fit, sizeof(fit), "any number");   /* receives on the SRQ */
+    } else {
+        snprintf(fit, sizeof(fit), "%u", pl->peers_fit_cq);
+    }
     MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: CQ %u entries = %u send WRs in flight + %s %u; "
-                           "%u peers (job), %u fit the CQ, %u fit max_qp %d with %d "
+                           "%u peers (job), %s fit the CQ, %u fit max_qp %d with %d "
                            "processes on this device",
                            module->port.dev_name, module->port.port_num, pl->cq_depth,
                            pl->send_budget, pl->srq_depth ? "SRQ" : "receives", pl->srq_depth ?
-                           pl->srq_depth : pl->recv_room, peers,
-                           pl->peers_fit_cq, pl->peers_fit_qp, module->port.dev_attr.max_qp,
-                           opal_process_info.num_local_peers + 1);
+                           pl->srq_depth : pl->recv_room, peers, fit, pl->peers_fit_qp,
+                           module->port.dev_attr.max_qp, opal_process_info.num_local_peers + 1);
     MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: locked memory: %llu KiB per peer (%u receives of %zu B, "
                            "QP rings), %llu KiB fixed (CQ%s), %llu KiB at %u peers%s",
                            module->port.dev_name, module->port.port_num,

@@ -235,7 +235,9 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
         error_create_qp(ep, rc);
         return OPAL_ERROR;
     }
-    module->peers_connected++;
+    if (++module->peers_connected > module->peers_max) {
+        module->peers_max = module->peers_connected;
+    }
     /* the QP's reported caps are the final word (PVRDMA: inline 0) */
     ep->max_inline = init.cap.max_inline_data;
     ep->ring_size = init.cap.max_send_wr < module->profile.max_send_wr ?
@@ -296,7 +298,18 @@ int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
 
     rc = pvrdma_common_qp_to_rtr(ep->qp, &module->qp_params, peer_rc);
     if (0 != rc) {
-        mca_btl_pvrdma_error_connect(ep, "ibv_modify_qp (INIT->RTR)", rc);
+        struct ibv_qp_attr qa;
+        struct ibv_qp_init_attr qi;
+        char why[256], gid[64];
+
+        /* say what the QP and the peer's address were: a transition from
+         * the wrong state and a bad address look alike (EINVAL) */
+        snprintf(why, sizeof(why), "ibv_modify_qp (INIT->RTR): qp 0x%x in state %d, "
+                 "endpoint state %d, to qp 0x%x mtu %d gid %s", ep->qp->qp_num,
+                 0 == ibv_query_qp(ep->qp, &qa, IBV_QP_STATE, &qi) ? (int) qa.qp_state : -1,
+                 (int) ep->state, peer_rc->qpn, (int) peer_rc->mtu,
+                 pvrdma_common_gid_str(&peer_rc->gid, gid, sizeof(gid)));
+        mca_btl_pvrdma_error_connect(ep, why, rc);
         return OPAL_ERROR;
     }
     rc = pvrdma_common_qp_to_rts(ep->qp, &module->qp_params, peer_rc, ep->psn);

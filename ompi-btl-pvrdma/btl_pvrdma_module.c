@@ -263,6 +263,7 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
     OBJ_CONSTRUCT(&module->endpoints, opal_list_t);
     OBJ_CONSTRUCT(&module->lock, opal_recursive_mutex_t);
     module->rdma_writes = module->rdma_write_max = 0;
+    module->peers_connected = module->peers_max = 0;
     module->rdma_reads = module->rdma_read_max = 0;
     (void) opal_hash_table_init(&module->proc_to_ep, 64);
     (void) opal_hash_table_init(&module->qpn_to_ep, 64);
@@ -346,11 +347,11 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
          * and 0 events, always. */
         MCA_BTL_PVRDMA_VERBOSE(10, "closed %s:%d: %" PRIu64 " RDMA WRITEs (largest %" PRIu64
                                " B), %" PRIu64 " RDMA READs (largest %" PRIu64
-                               " B), %d CQ arms, %d CQ events; %u peers connected, "
+                               " B), %d CQ arms, %d CQ events; %u peers connected at most, "
                                "%u CQ entries (%u for sends)",
                                module->port.dev_name, module->port.port_num,
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
-                               module->rdma_read_max, 0, 0, module->peers_connected,
+                               module->rdma_read_max, 0, 0, module->peers_max,
                                module->plan.cq_depth, module->plan.send_budget);
     }
 

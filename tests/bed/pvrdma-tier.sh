@@ -131,17 +131,17 @@ if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_SCALE:-1}" = 1 ]; then
     R=${TIER_SCALE_RPN:-8}
     S="scale btl ${TB_HOSTS}x$R"
     U="scale pml ucx ${TB_HOSTS}x$R"
-    sub_suite "$S all pairs: nb
+    sub_suite "$S all pairs: allpairs
 $S all pairs: run exits 0
 $S all pairs: all
 $S all pairs: plan printed
-$U all pairs: nb
+$U all pairs: allpairs
 $U all pairs: run exits 0
 $U all pairs: UCP endpoints use pvrdma/$DEV
-$S small CQ: nb
+$S small CQ: allpairs
 $S small CQ: all
 $S small CQ: receives per peer lowered to fit the CQ
 $S CQ too small: ends naming the CQ limit and knob" \
-        env SCALE_DEV="$DEV" SCALE_RPN="$R" bash "$TOP/tests/bed/scale.sh"
+        env SCALE_DEV="$DEV" SCALE_RPN="$R" SCALE_BTL_RPN="$R" bash "$TOP/tests/bed/scale.sh"
 fi
 bed_summary

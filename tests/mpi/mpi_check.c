@@ -5,7 +5,8 @@
  * Usage: mpi_check [--max-size BYTES] [--isends N] [--quick] [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
- * of ranks on one host), flood (thousands of in-flight Isends to one peer),
+ * of ranks on one host), allpairs (every rank with every other at once, 3
+ * sizes: the many-peers test), flood (thousands of in-flight Isends to one peer),
  * allreduce, alltoall, alltoallv, bcast, dtype (non-contiguous derived
  * datatype), ssend.  Default: all.
  *
@@ -282,6 +283,56 @@ static void test_flood(void)
     free(buf);
 }
 
+/** Every rank exchanges with every other rank at once, a few sizes only
+ *  (an eager one, one just above the BTL's 8 KiB eager limit, one 64 KiB
+ *  rendezvous): the "many peers" test, cheap enough for 32 ranks on
+ *  emulated guests.  Each rank connects to all others. */
+static void test_allpairs(void)
+{
+    static const size_t sizes[] = {100, 8193, 65537};
+    MPI_Request *req = malloc(2 * nprocs * sizeof(*req));
+    MPI_Status *st = malloc(2 * nprocs * sizeof(*st));
+    unsigned char *sb = malloc(nprocs * sizes[2]), *rb = malloc(nprocs * sizes[2]);
+
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !why[0]; ++i) {
+        size_t len = sizes[i];
+        int n = 0;
+
+        if (len > max_size) {
+            break;
+        }
+        for (int p = 0; p < nprocs; ++p) {
+            if (p != rank) {
+                memset(rb + p * len, 0xee, len);
+                MPI_Irecv(rb + p * len, (int) len, MPI_BYTE, p, 200 + (int) i, MPI_COMM_WORLD,
+                          &req[n++]);
+            }
+        }
+        for (int p = 0; p < nprocs; ++p) {
+            if (p != rank) {
+                tp_fill(sb + p * len, len, msg_key("allpairs", i, rank, p));
+                MPI_Isend(sb + p * len, (int) len, MPI_BYTE, p, 200 + (int) i, MPI_COMM_WORLD,
+                          &req[n++]);
+            }
+        }
+        MPI_Waitall(n, req, st);
+        n = 0;
+        for (int p = 0; p < nprocs; ++p) {
+            if (p == rank) {
+                continue;
+            }
+            if (check_count(&st[n++], len, "allpairs") ||
+                check(rb + p * len, len, msg_key("allpairs", i, p, rank), "allpairs", p)) {
+                break;
+            }
+        }
+    }
+    free(sb);
+    free(rb);
+    free(req);
+    free(st);
+}
+
 static void test_allreduce(void)
 {
     static const int counts[] = {1, 7, 1000, 65536, 1 << 20};
@@ -496,6 +547,7 @@ struct test {
 
 static const struct test tests[] = {
     {"p2p", test_p2p},           {"nb", test_nb},           {"same_host", test_same_host},
+    {"allpairs", test_allpairs},
     {"flood", test_flood},       {"allreduce", test_allreduce},
     {"alltoall", test_alltoall}, {"alltoallv", test_alltoallv},
     {"bcast", test_bcast},       {"dtype", test_dtype},     {"ssend", test_ssend},
