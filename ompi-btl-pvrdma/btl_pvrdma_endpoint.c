@@ -159,6 +159,19 @@ static void error_create_qp(mca_btl_pvrdma_endpoint_t *ep, int err)
     mca_btl_pvrdma_error_connect(ep, why, err);
 }
 
+/* Destroy the RC QP of @p ep, if any, and forget its number. */
+static void destroy_qp(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (NULL != ep->qp) {
+        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
+        (void) ibv_destroy_qp(ep->qp);
+        ep->qp = NULL;
+        module->peers_connected--;
+    }
+}
+
 /* Undo a half-made connection: QP, CQ and SRQ reservations, ring. */
 static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
 {
@@ -171,12 +184,7 @@ static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
                              module->srq_target - ep->rx_grant : 0;
     }
     ep->rx_grant = 0;
-    if (NULL != ep->qp) {
-        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
-        (void) ibv_destroy_qp(ep->qp);
-        ep->qp = NULL;
-        module->peers_connected--;
-    }
+    destroy_qp(ep);
     /* receives chained but not posted go back to the free list */
     while (NULL != ep->repost_head) {
         mca_btl_pvrdma_frag_t *frag = ep->repost_head;
@@ -500,12 +508,7 @@ void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
     module->cq_committed -= ep->cq_need;
     ep->cq_need = 0;
     module->sq_posted -= ep->ring_count;
-    if (NULL != ep->qp) {
-        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
-        (void) ibv_destroy_qp(ep->qp);
-        ep->qp = NULL;
-        module->peers_connected--;
-    }
+    destroy_qp(ep);
     if (NULL != ep->cm_ah) {
         (void) ibv_destroy_ah(ep->cm_ah);
         ep->cm_ah = NULL;

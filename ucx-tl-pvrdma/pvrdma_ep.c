@@ -908,6 +908,26 @@ ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 /*  Flush and fence                                                        */
 /* ----------------------------------------------------------------------- */
 
+/* A signalled zero-length RDMA WRITE to the peer's scratch word: its
+ * completion retires every earlier WR of the ep's QP (ep flush and
+ * uct_pvrdma_iface_retire_unsignaled).  No user data: not counted in
+ * iface->op_count.rdma_writes. */
+static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
+                                                   uct_pvrdma_ep_t *ep)
+{
+    struct ibv_send_wr wr;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.sg_list             = NULL;
+    wr.num_sge             = 0;
+    wr.opcode              = IBV_WR_RDMA_WRITE;
+    wr.send_flags          = 0;
+    wr.wr.rdma.remote_addr = ep->flush_addr;
+    wr.wr.rdma.rkey        = ep->flush_rkey;
+    return uct_pvrdma_txq_post(iface, &ep->txq, &wr, 1);
+}
+
+
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
                                  uct_completion_t *comp)
 {
@@ -915,7 +935,6 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                uct_pvrdma_iface_t);
     uct_pvrdma_tx_desc_t *desc;
-    struct ibv_send_wr wr;
     ucs_status_t status;
 
     if (ep->state == UCT_PVRDMA_EP_FAILED) {
@@ -939,13 +958,7 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
      * iface->op_count.rdma_writes. */
     if (ep->txq.unsignaled > 0) {
         ucs_assert(ep->state == UCT_PVRDMA_EP_CONNECTED);
-        wr.sg_list             = NULL;
-        wr.num_sge             = 0;
-        wr.opcode              = IBV_WR_RDMA_WRITE;
-        wr.send_flags          = 0;
-        wr.wr.rdma.remote_addr = ep->flush_addr;
-        wr.wr.rdma.rkey        = ep->flush_rkey;
-        status = uct_pvrdma_txq_post(iface, &ep->txq, &wr, 1);
+        status = uct_pvrdma_ep_post_flush_write(iface, ep);
         if (status != UCS_OK) {
             return status;
         }
@@ -1124,7 +1137,6 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
 unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface)
 {
     unsigned count = 0;
-    struct ibv_send_wr wr;
     uct_pvrdma_ep_t *ep;
 
     ucs_list_for_each(ep, &iface->eps, list) {
@@ -1137,13 +1149,7 @@ unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface)
             break;
         }
         count                 += ep->txq.posted_sn - ep->txq.acked_sn + 1;
-        wr.sg_list             = NULL;
-        wr.num_sge             = 0;
-        wr.opcode              = IBV_WR_RDMA_WRITE;
-        wr.send_flags          = 0;
-        wr.wr.rdma.remote_addr = ep->flush_addr;
-        wr.wr.rdma.rkey        = ep->flush_rkey;
-        if (uct_pvrdma_txq_post(iface, &ep->txq, &wr, 1) != UCS_OK) {
+        if (uct_pvrdma_ep_post_flush_write(iface, ep) != UCS_OK) {
             break;
         }
     }
