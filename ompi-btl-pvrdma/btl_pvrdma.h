@@ -152,6 +152,7 @@ typedef struct mca_btl_pvrdma_module_t {
     opal_list_t endpoints;         /**< all endpoints, for finalize/flush */
     uint32_t pending_count;        /**< fragments queued on all endpoints */
     uint32_t connecting_count;     /**< endpoints in CONNECTING/ACCEPTED */
+    uint32_t credits_owed_count;   /**< endpoints with credits_owed set */
 
     /* SRQ accounting */
     uint32_t srq_posted;     /**< receives currently posted on the SRQ */
@@ -175,6 +176,8 @@ typedef struct mca_btl_pvrdma_module_t {
     uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */
     uint32_t recvs_posted;      /**< receives posted on any QP/SRQ */
     uint32_t cm_idle_count;
+    uint32_t idle_polls;      /**< progress calls since something moved */
+    uint64_t idle_since_us;   /**< when something last moved (stall report) */
 
     /* RDMA WRs this module posted, printed by mca_btl_pvrdma_finalize ("closed
      * <dev>:<port>: ..."): the bed tests prove from these counts how the

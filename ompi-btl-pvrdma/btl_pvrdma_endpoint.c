@@ -37,6 +37,9 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->cq_need = 0;
     ep->rdma_outstanding = 0;
     ep->touched = false;
+    ep->credits_owed = false;
+    ep->sends_posted = 0;
+    ep->recvs_done = 0;
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
 }
 
@@ -392,7 +395,9 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     }
     frag->posted = true;
     frag->signalled = signal;
-    if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
+    if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
+        ep->sends_posted++;
+    } else if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
         /* counted for the bed tests, which assert the rendezvous mode from
          * them (see mca_btl_pvrdma_module_t); the module lock is held */
         mca_btl_pvrdma_module_t *module = ep->module;
@@ -512,6 +517,10 @@ void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
     if (NULL != ep->cm_ah) {
         (void) ibv_destroy_ah(ep->cm_ah);
         ep->cm_ah = NULL;
+    }
+    if (ep->credits_owed) {
+        ep->credits_owed = false;
+        module->credits_owed_count--;
     }
     module->pending_count -= (uint32_t) opal_list_get_size(&ep->pending);
     /* fragments still queued or in flight go away with the free lists */

@@ -59,6 +59,9 @@ struct mca_btl_base_endpoint_t {
     uint32_t repost_count;
     uint32_t srq_consumed;   /**< SRQ receives from this peer since the last refill */
     bool touched;            /**< received something in the current poll batch */
+    uint64_t sends_posted;   /**< SEND WRs posted to the peer (credit-only ones too) */
+    uint64_t recvs_done;     /**< messages received from the peer */
+    bool credits_owed;       /**< a credit return could not be posted: retried from progress */
 
     opal_list_t pending;     /**< fragments waiting for connection/credits/SQ */
 };

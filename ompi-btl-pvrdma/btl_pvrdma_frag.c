@@ -262,13 +262,23 @@ void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
 {
     mca_btl_pvrdma_frag_t *frag;
 
+    if (ep->credits_owed) {
+        ep->credits_owed = false;
+        module->credits_owed_count--;
+    }
     if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state ||
-        !pvrdma_common_credits_need_return(&ep->credits) ||
-        0 == mca_btl_pvrdma_endpoint_sq_free(ep)) {
+        !pvrdma_common_credits_need_return(&ep->credits)) {
         return;
     }
-    frag = mca_btl_pvrdma_frag_get(&module->send_frags);
+    /* The send budget is shared by all peers and the peer may have nothing
+     * more to send until it gets these credits (then no receive of ours
+     * would ever call this again): a return that cannot go now is retried
+     * from progress until it is posted, never dropped. */
+    frag = 0 == mca_btl_pvrdma_endpoint_sq_free(ep) ? NULL
+                                                    : mca_btl_pvrdma_frag_get(&module->send_frags);
     if (NULL == frag) {
+        ep->credits_owed = true;
+        module->credits_owed_count++;
         return;
     }
     if (!pvrdma_common_credits_take(&ep->credits, true)) {

@@ -11,6 +11,9 @@
  */
 #include "opal_config.h"
 
+#include <inttypes.h>
+#include <time.h>
+
 #include "btl_pvrdma.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
@@ -37,6 +40,7 @@ static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
     mca_btl_pvrdma_hdr_t *hdr = frag->hdr;
 
     module->recvs_posted--;
+    ep->recvs_done++;
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state)) {
         /* a message over the RC QP proves the peer's QP is RTS (lost RTU) */
         mca_btl_pvrdma_cm_connected(ep);
@@ -142,6 +146,79 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
     return n;
 }
 
+/** Seconds without any completion, connection step or post while work is
+ *  waiting, before the state is reported (btl_base_verbose 10). */
+#define MCA_BTL_PVRDMA_STALL_REPORT_S 60
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/** Say what this process waits for when nothing has moved for a long time
+ *  although sends, RDMA or credit returns are waiting: the state a hang
+ *  would otherwise hide (an idle rank waiting in MPI_Recv says nothing). */
+static void stall_report(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_endpoint_t *ep;
+
+    MCA_BTL_PVRDMA_VERBOSE(10, "stalled %d s: %u sends queued, %u of %u send WRs in flight "
+                           "(%u signalled), %u receives posted, %u credit returns owed",
+                           MCA_BTL_PVRDMA_STALL_REPORT_S, module->pending_count,
+                           module->sq_posted, module->plan.send_budget,
+                           module->sends_outstanding, module->recvs_posted,
+                           module->credits_owed_count);
+    OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        size_t queued = opal_list_get_size(&ep->pending);
+        struct ibv_qp_init_attr qi;
+        struct ibv_qp_attr qa;
+
+        if (0 == queued && 0 == ep->ring_count && !ep->credits_owed &&
+            !MCA_BTL_PVRDMA_VERBOSE_ON(20)) {
+            continue;
+        }
+        if (NULL == ep->qp || 0 != ibv_query_qp(ep->qp, &qa, IBV_QP_STATE, &qi)) {
+            qa.qp_state = IBV_QPS_UNKNOWN;
+        }
+        MCA_BTL_PVRDMA_VERBOSE(10, "stalled: peer %s state %d (QP state %d): %zu queued, %u WRs "
+                               "posted (%u unsignalled, %u RDMA), credits: may send %u, owe %u%s; "
+                               "%" PRIu64 " messages sent, %" PRIu64 " received",
+                               OPAL_NAME_PRINT(ep->proc->proc_name), ep->state,
+                               (int) qa.qp_state, queued,
+                               ep->ring_count, ep->unsignalled, ep->rdma_outstanding,
+                               ep->credits.send, ep->credits.owed,
+                               ep->credits_owed ? " (return not posted)" : "",
+                               ep->sends_posted, ep->recvs_done);
+    }
+}
+
+/** Track progress; report once per period while work waits and nothing moves. */
+static void stall_watch(mca_btl_pvrdma_module_t *module, int count)
+{
+    uint64_t now;
+
+    /* at level 20 a rank that merely waits reports too */
+    if (count > 0 || (0 == module->pending_count && 0 == module->sq_posted &&
+                      0 == module->credits_owed_count && !MCA_BTL_PVRDMA_VERBOSE_ON(20))) {
+        module->idle_polls = 0;
+        return;
+    }
+    /* the clock is read only now and then: this is the idle path */
+    if (0 != (++module->idle_polls & 0xffff)) {
+        return;
+    }
+    now = now_us();
+    if (0 == module->idle_since_us || module->idle_polls == 0x10000) {
+        module->idle_since_us = now;
+    } else if (now - module->idle_since_us >= MCA_BTL_PVRDMA_STALL_REPORT_S * 1000000ull) {
+        module->idle_since_us = now;
+        stall_report(module);
+    }
+}
+
 int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
 {
     int count = 0;
@@ -157,6 +234,15 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
     if (module->sends_outstanding > 0 || module->recvs_posted > 0) {
         count += poll_cq(module);
     }
+    if (OPAL_UNLIKELY(module->credits_owed_count > 0)) {
+        mca_btl_pvrdma_endpoint_t *ep;
+
+        OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+            if (ep->credits_owed) {
+                mca_btl_pvrdma_send_credits(module, ep);
+            }
+        }
+    }
     if (OPAL_UNLIKELY(module->pending_count > 0)) {
         mca_btl_pvrdma_endpoint_t *ep;
 
@@ -165,6 +251,9 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
                 count += mca_btl_pvrdma_endpoint_progress_pending(ep);
             }
         }
+    }
+    if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_VERBOSE_ON(10))) {
+        stall_watch(module, count);
     }
     OPAL_THREAD_UNLOCK(&module->lock);
     return count;
