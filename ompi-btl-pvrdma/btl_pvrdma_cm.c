@@ -300,6 +300,7 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
 
     switch (msg->type) {
     case CM_REQ:
+        /* as for REP: the state says ACCEPTED before the REP is sent */
         if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state) {
             if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_create_qp(ep)) {
                 return;
@@ -322,17 +323,21 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
         (void) cm_send(ep, CM_REP);
         break;
     case CM_REP:
+        /* The state changes before the RTU goes out: cm_send polls this CQ
+         * when its ring is full and so can handle the peer's resent REP
+         * inside this call, which must find the QP connected (connecting
+         * it again fails INIT->RTR on an RTS QP, EINVAL: seen at 32 ranks). */
         if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state) {
             if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_connect_qp(ep, &peer, grant)) {
                 return;
             }
+            mca_btl_pvrdma_cm_connected(ep);
         } else if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state || peer.qpn != ep->peer_rc.qpn) {
             return;
-        }
-        (void) cm_send(ep, CM_RTU);
-        if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state) {
+        } else if (MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state) {
             mca_btl_pvrdma_cm_connected(ep);
         }
+        (void) cm_send(ep, CM_RTU);
         break;
     case CM_RTU:
         if (MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state && peer.qpn == ep->peer_rc.qpn) {

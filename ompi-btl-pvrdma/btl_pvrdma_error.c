@@ -95,3 +95,17 @@ void mca_btl_pvrdma_error_connect(mca_btl_pvrdma_endpoint_t *ep, const char *cal
     }
     pvrdma_fatal(module, ep, "connection set-up failed");
 }
+
+void mca_btl_pvrdma_error_message(mca_btl_pvrdma_endpoint_t *ep, uint32_t qp_num,
+                                  uint32_t byte_len, unsigned tag, unsigned flags,
+                                  int opcode)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad message", true, opal_process_info.nodename,
+                       peer_host(ep), module->port.dev_name, (int) module->port.port_num,
+                       qp_num, byte_len, tag, flags, opcode);
+    }
+    pvrdma_fatal(module, ep, "bad message");
+}

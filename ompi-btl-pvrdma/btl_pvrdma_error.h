@@ -36,6 +36,12 @@ void mca_btl_pvrdma_error_connect_timeout(struct mca_btl_base_endpoint_t *ep);
 /** @brief Connection set-up towards a peer failed locally: fatal. */
 void mca_btl_pvrdma_error_connect(struct mca_btl_base_endpoint_t *ep, const char *call, int err);
 
+/** @brief A received message has no receiver (unknown tag) or is shorter
+ *  than the header: fatal, never handed on. */
+void mca_btl_pvrdma_error_message(struct mca_btl_base_endpoint_t *ep, uint32_t qp_num,
+                                  uint32_t byte_len, unsigned tag, unsigned flags,
+                                  int opcode);
+
 END_C_DECLS
 
 #endif

@@ -35,9 +35,19 @@ static mca_btl_pvrdma_endpoint_t *recv_endpoint(mca_btl_pvrdma_module_t *module,
 }
 
 static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
-                        mca_btl_pvrdma_endpoint_t *ep, uint32_t byte_len)
+                        mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc)
 {
     mca_btl_pvrdma_hdr_t *hdr = frag->hdr;
+    uint32_t byte_len = wc->byte_len;
+
+    if (OPAL_UNLIKELY(byte_len < sizeof(*hdr) ||
+                      (!(hdr->flags & MCA_BTL_PVRDMA_HDR_CREDIT_ONLY) &&
+                       NULL == mca_btl_base_active_message_trigger[hdr->tag].cbfunc))) {
+        mca_btl_pvrdma_error_message(ep, wc->qp_num, byte_len,
+                                     byte_len < sizeof(*hdr) ? 0 : hdr->tag,
+                                     byte_len < sizeof(*hdr) ? 0 : hdr->flags, (int) wc->opcode);
+        return;
+    }
 
     module->recvs_posted--;
     ep->recvs_done++;
@@ -117,7 +127,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
                 mca_btl_pvrdma_error_completion(module, ep, &wc[i]);
                 continue;
             }
-            handle_recv(module, frag, ep, wc[i].byte_len);
+            handle_recv(module, frag, ep, &wc[i]);
             if (!ep->touched) {
                 ep->touched = true;
                 touched[ntouched++] = ep;
