@@ -171,6 +171,9 @@ typedef struct mca_btl_pvrdma_module_t {
     uint32_t sq_posted;
     uint32_t peers_connected; /**< endpoints holding an RC QP */
     uint32_t peers_max;       /**< most of them at once (printed at close) */
+    /** the port's retry counters when opened: at close the difference says
+     *  whether the run lost packets (btl_base_verbose 10) */
+    struct pvrdma_common_retry_counters retries_at_open;
 
     /* progress accounting: poll the CQ only when it can hold completions */
     uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */

@@ -94,6 +94,8 @@ static int choose_port(mca_btl_pvrdma_module_t *module)
         MCA_BTL_PVRDMA_VERBOSE(1, "note: %s", why);
     }
     module->port = ports[0];
+    (void) pvrdma_common_retry_counters_read(module->port.dev_name, module->port.port_num,
+                                             &module->retries_at_open);
     pvrdma_common_ports_free(ports);
     return OPAL_SUCCESS;
 }

@@ -328,6 +328,24 @@ static int pvrdma_module_teardown(mca_btl_pvrdma_module_t *module)
     return OPAL_SUCCESS;
 }
 
+/** Whether the port retried while this module had it open: a lost packet
+ *  and a slow one look the same from here otherwise (verbs count nothing
+ *  per QP).  Device-wide: every process on the port adds to it. */
+static void mca_btl_pvrdma_print_retries(mca_btl_pvrdma_module_t *module)
+{
+    struct pvrdma_common_retry_counters now, delta;
+    char text[160];
+
+    if (!MCA_BTL_PVRDMA_VERBOSE_ON(10)) {
+        return;
+    }
+    (void) pvrdma_common_retry_counters_read(module->port.dev_name, module->port.port_num, &now);
+    pvrdma_common_retry_counters_since(&module->retries_at_open, &now, &delta);
+    MCA_BTL_PVRDMA_VERBOSE(10, "retries on %s:%d while open (whole device): %s",
+                           module->port.dev_name, module->port.port_num,
+                           pvrdma_common_retry_counters_str(&delta, text, sizeof(text)));
+}
+
 /** btl_finalize: called for every initialised module by the BTL framework
  *  close (mca_btl_base_close, at MPI_Finalize), and by module_init on
  *  failure, before the module was handed out. */
@@ -353,6 +371,7 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
                                module->rdma_read_max, 0, 0, module->peers_max,
                                module->plan.cq_depth, module->plan.send_budget);
+        mca_btl_pvrdma_print_retries(module);
     }
 
     (void) pvrdma_module_teardown(module);

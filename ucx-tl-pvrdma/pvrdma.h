@@ -484,6 +484,14 @@ struct uct_pvrdma_iface {
 
     unsigned                   num_connecting;
     uint64_t                   conn_seq;
+    ucs_time_t                 stall_since;    /**< 0, or when progress
+                                                    began to find nothing
+                                                    while work waits */
+    int                        stall_reported; /**< pvrdma_stall.c */
+    unsigned                   stall_kicks;    /**< in this stall */
+    /* the port's retry counters when opened: the difference is printed at
+     * close (device-wide; tells a lost packet from a slow one) */
+    struct pvrdma_common_retry_counters retries_at_open;
     volatile uint64_t          *scratch;    /**< target of flush writes */
     struct ibv_mr              *scratch_mr;
     int                        rdma_write_ok; /**< 0: send-only iface */
@@ -530,6 +538,7 @@ uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr);
 int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
 
 /* pvrdma_ep.c */
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
@@ -592,6 +601,7 @@ void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
 int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
 unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface);
+int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep);
 
 /* pvrdma_conn.c */
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);

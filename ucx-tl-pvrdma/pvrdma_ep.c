@@ -928,6 +928,27 @@ static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
 }
 
 
+/* pvrdma_stall.c: a signalled WR of this ep has neither completed nor failed
+ * for far longer than RC's retransmission takes (TIMEOUT x RETRY_COUNT).
+ * Seen on SoftRoCE under load: the peer got the data but no ACK came back
+ * and nothing was resent, QP in RTS, for minutes.  A new signalled
+ * zero-length WRITE makes the device send a packet; the peer acknowledges
+ * it (ACKs are cumulative, so this retires every earlier WR) or, if it
+ * missed earlier packets, NAKs it and the device resends them.  Only on
+ * connections with RDMA WRITE; returns 1 when posted. */
+int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled == 0) ||
+        !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+        return 0;
+    }
+    return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;
+}
+
+
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
                                  uct_completion_t *comp)
 {

@@ -89,10 +89,14 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, cq_idle_polls),
      UCS_CONFIG_TYPE_INT},
 
-    {"RDMA_READ", "try",
+    {"RDMA_READ", "no",
      "Use RDMA READ for GET operations: yes, no, or try (when the device\n"
-     "supports it; PVRDMA often reports max_qp_rd_atom 0 and then GET is not\n"
-     "offered, so UCP uses PUT-based protocols).",
+     "supports it). \"no\" (the default, as the BTL's btl_pvrdma_rdma_read)\n"
+     "offers no GET, so UCP's rendezvous writes the data with RDMA WRITE\n"
+     "(PUT): READ is what PVRDMA does least well (many hosts report\n"
+     "max_qp_rd_atom 0) and what fails first when packets are lost (SoftRoCE\n"
+     "under load: READ rendezvous ended in remote errors in 4 of 5 runs of\n"
+     "4 x 8 ranks all-to-all, PUT in none; README, Limits).",
      ucs_offsetof(uct_pvrdma_iface_config_t, rdma_read),
      UCS_CONFIG_TYPE_ENUM(uct_pvrdma_ternary_names)},
 
@@ -622,6 +626,7 @@ out:
     if (!ucs_list_is_empty(&iface->pending_eps)) {
         uct_pvrdma_iface_progress_pending(iface);
     }
+    uct_pvrdma_iface_stall_watch(iface, count);
     return count;
 }
 
@@ -1363,6 +1368,9 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->rx_descs_inuse = 0;
     ucs_list_head_init(&self->rx_short_chans);
     self->num_connecting = 0;
+    self->stall_since    = 0;
+    self->stall_reported = 0;
+    self->stall_kicks    = 0;
     self->conn_seq       = 0;
 
     status = uct_pvrdma_iface_parse_dev_name(self,
@@ -1370,6 +1378,8 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     if (status != UCS_OK) {
         return status;
     }
+    (void)pvrdma_common_retry_counters_read(self->md->dev_name, self->port_num,
+                                            &self->retries_at_open);
 
     status = uct_pvrdma_iface_init_profile(self, config);
     if (status != UCS_OK) {
@@ -1439,6 +1449,28 @@ err_cq:
 }
 
 
+/* Whether the port retried while this iface had it open (verbs count
+ * nothing per QP): at diag level when it did, so a benchmark run with
+ * UCX_LOG_LEVEL=diag tells a lost packet from a slow one; debug otherwise. */
+static void uct_pvrdma_iface_print_retries(uct_pvrdma_iface_t *iface)
+{
+    struct pvrdma_common_retry_counters now, delta;
+    char text[160];
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DIAG)) {
+        return;
+    }
+    (void)pvrdma_common_retry_counters_read(iface->md->dev_name,
+                                            iface->port_num, &now);
+    pvrdma_common_retry_counters_since(&iface->retries_at_open, &now, &delta);
+    ucs_log((delta.timeouts + delta.seq_naks + delta.rnr_naks +
+             delta.duplicates > 0) ? UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
+            "pvrdma: %s:%d: iface %p: retries on the port while open (whole "
+            "device): %s", iface->md->dev_name, iface->port_num, iface,
+            pvrdma_common_retry_counters_str(&delta, text, sizeof(text)));
+}
+
+
 static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
 {
     uct_pvrdma_chan_t *chan, *tmp;
@@ -1482,6 +1514,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
               self->op_count.rdma_reads, self->op_count.rdma_read_max,
               self->op_count.rdma_writes, self->op_count.rdma_write_max,
               self->op_count.cq_arms, self->op_count.cq_events);
+    uct_pvrdma_iface_print_retries(self);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);

@@ -63,12 +63,22 @@ credit_way_check "uct am_lat, credits by WRITE (CREDIT_IMM=n)" \
 perf_check "uct put_lat short" 240 "" -t put_lat $UCT -n 1000 -w 100
 perf_check "uct put_bw zcopy 64k" 240 "" -t put_bw $UCT -D zcopy -s 65536 -n 200 -w 10
 perf_check "uct put_bw bcopy 8k" 240 "" -t put_bw $UCT -D bcopy -s 8192 -n 1000 -w 20
-# GET is offered exactly when the device can initiate READs (rxe can):
-# never a skip, either way it is asserted
+# GET is never offered by default (UCX_PVRDMA_RDMA_READ=no: rendezvous by
+# PUT); with RDMA_READ=try exactly when the device can initiate READs (rxe
+# can): never a skip, either way it is asserted
 if want "uct get_bw"; then
+    glog=$(log_name "uct get capability (default)")
+    env "$PRELOAD" ucx_info -d >"$glog" 2>&1
+    if awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
+        fail "uct get_bw: GET not offered by default" "ucx_info -d lists get_zcopy (log: $glog)"
+    elif grep -q 'Transport: pvrdma' "$glog"; then
+        pass "uct get_bw: GET not offered by default (UCX_PVRDMA_RDMA_READ=no)"
+    else
+        fail "uct get_bw: GET not offered by default" "no pvrdma transport in ucx_info -d (log: $glog)"
+    fi
     glog=$(log_name "uct get capability")
     rd=$(ibv_devinfo -v -d "${DEV%%:*}" 2>/dev/null | awk '$1 == "max_qp_rd_atom:" { print $2; exit }')
-    env "$PRELOAD" ucx_info -d >"$glog" 2>&1
+    env "$PRELOAD" UCX_PVRDMA_RDMA_READ=try ucx_info -d >"$glog" 2>&1
     rc=$?
     if [ $rc != 0 ]; then
         fail "uct get_bw: ucx_info -d" "exit status $rc (log: $glog)"
@@ -77,9 +87,9 @@ if want "uct get_bw"; then
     elif awk '/Transport: pvrdma/{t=1} t&&/get_zcopy/{g=1} /Memory domain:/{t=0} END{exit !g}' "$glog"; then
         [ "$rd" -gt 0 ] && pass "uct get_bw: GET offered (max_qp_rd_atom $rd)" ||
             fail "uct get_bw: GET offered" "although max_qp_rd_atom is 0 (log: $glog)"
-        perf_check "uct get_bw zcopy 64k" 240 "UCX_LOG_LEVEL=debug" -t get $UCT -D zcopy -s 65536 -n 200 -w 10
+        perf_check "uct get_bw zcopy 64k" 240 "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=try" -t get $UCT -D zcopy -s 65536 -n 200 -w 10
         ops_check "uct get_bw zcopy 64k" "r >= 200 && lr == 65536"
-        perf_check "uct get_bw bcopy 4k" 240 "" -t get $UCT -D bcopy -s 4096 -n 200 -w 10
+        perf_check "uct get_bw bcopy 4k" 240 "UCX_PVRDMA_RDMA_READ=try" -t get $UCT -D bcopy -s 4096 -n 200 -w 10
     elif [ "$rd" -gt 0 ]; then
         fail "uct get_bw: GET offered" "not offered although $DEV has max_qp_rd_atom $rd (log: $glog)"
     else
@@ -90,10 +100,12 @@ fi
 # --- UCP level (UCX_TLS=pvrdma) ----------------------------------------------
 UCPENV="UCX_TLS=pvrdma UCX_NET_DEVICES=$DEV UCX_WARN_UNUSED_ENV_VARS=n"
 perf_check "ucp tag_lat" 300 "$UCPENV" -t tag_lat -n 1000 -w 50
-perf_check "ucp tag_bw 1 MiB (rndv)" 300 "$UCPENV" -t tag_bw -s 1048576 -n 30 -w 2
-perf_check "ucp tag_bw 1 MiB (rndv, RDMA READ disabled as on PVRDMA)" 300 \
-    "$UCPENV UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=no" -t tag_bw -s 1048576 -n 30 -w 2
-ops_check "ucp tag_bw 1 MiB (rndv, RDMA READ disabled as on PVRDMA)" "r == 0 && w > 0"
+perf_check "ucp tag_bw 1 MiB (rndv by PUT, the default)" 300 \
+    "$UCPENV UCX_LOG_LEVEL=debug" -t tag_bw -s 1048576 -n 30 -w 2
+ops_check "ucp tag_bw 1 MiB (rndv by PUT, the default)" "r == 0 && w > 0"
+perf_check "ucp tag_bw 1 MiB (rndv by GET, UCX_PVRDMA_RDMA_READ=try)" 300 \
+    "$UCPENV UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=try" -t tag_bw -s 1048576 -n 30 -w 2
+ops_check "ucp tag_bw 1 MiB (rndv by GET, UCX_PVRDMA_RDMA_READ=try)" "r > 0"
 perf_check "ucp tag_bw 4 KiB (eager)" 300 "$UCPENV" -t tag_bw -s 4096 -n 1000 -w 50
 perf_check "ucp ucp_put_bw 64 KiB" 300 "$UCPENV" -t ucp_put_bw -s 65536 -n 200 -w 10
 
@@ -131,8 +143,10 @@ fi
 tag_verify "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" 900 16777216 \
     "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=no"
 ops_check "ucp tag 0..16 MiB verified, RDMA READ off (PVRDMA profile)" "r == 0"
-# rxe offers READ: rendezvous by GET (READs of at most MAX_GET_ZCOPY, 256 KiB)
-tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 "UCX_LOG_LEVEL=debug"
+# rxe offers READ when asked: rendezvous by GET (READs of at most
+# MAX_GET_ZCOPY, 256 KiB)
+tag_verify "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" 600 1048576 \
+    "UCX_LOG_LEVEL=debug UCX_PVRDMA_RDMA_READ=try"
 ops_check "ucp tag 0..1 MiB verified, rendezvous by RDMA READ" "r > 0 && lr <= 262144"
 # credits only by WRITE (the path every connection without reverse traffic
 # takes): data still intact, and no credit went back in an immediate
@@ -168,9 +182,9 @@ if want "mpi"; then
         fi
         mpi_check_run "mpi pml ucx 2x2" 900 -np 4 --map-by node --oversubscribe \
             "${MPIUCX[@]}" -- --quick
-        mpi_check_run "mpi pml ucx 2x1 without RDMA READ" 900 -np 2 --map-by node \
-            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=no -x UCX_LOG_LEVEL=debug -- --quick
-        ops_check "mpi pml ucx 2x1 without RDMA READ" "r == 0"
+        mpi_check_run "mpi pml ucx 2x1 with RDMA READ" 900 -np 2 --map-by node \
+            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=try -x UCX_LOG_LEVEL=debug -- --quick
+        ops_check "mpi pml ucx 2x1 with RDMA READ" "r > 0"
     fi
 fi
 

@@ -3,13 +3,14 @@
  * @brief MPI ping-pong between ranks 0 and 1: half round-trip latency and
  *        bandwidth per message size (transport-agnostic benchmark).
  *
- * Usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--bw-iters N]
+ * Usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--bw-iters N] [--bidir]
  * Output (rank 0), one line per size:
  *   size <bytes> lat_us <median half round trip> bw_MBps <MB/s> avg_us <mean>
  * (the median, like perftest's "typical", so one descheduled iteration on a
  * busy host does not dominate; the mean is printed too).
  * Bandwidth: windows of 16 non-blocking sends, each followed by a 1-byte
- * ack; the first window is not timed (it registers the buffers).
+ * ack; the first window is not timed (it registers the buffers).  --bidir:
+ * both ranks send their windows at once; bw_MBps is per direction.
  * Every byte of every message is checked (test_pattern.h: a function of
  * size, message number, direction and offset; filling, clearing and checking
  * happen outside the timed spans), so a broken transport cannot report fast
@@ -57,43 +58,43 @@ static int check_msg(unsigned char *buf, size_t len, uint64_t key, const char *w
 }
 
 /* One bandwidth window (round @p round): rank 0 sends WINDOW messages of len
- * bytes at once, rank 1 receives them and acks with one byte.  Every message
- * of every round has its own pattern, filled before and checked after the
- * timed part; *elapsed gets the time of the communication only.  Returns 1
- * on corruption. */
+ * bytes at once, rank 1 receives them and acks with one byte; with @p bidir
+ * both ranks send WINDOW messages to each other at the same time (both
+ * directions busy, as in a halo exchange) and the Waitall of each is its
+ * end.  Every message of every round has its own pattern, filled before and
+ * checked after the timed part; *elapsed gets the time of the communication
+ * only.  Returns 1 on corruption. */
 static int window_round(int rank, int peer, size_t len, unsigned char *sbuf,
                         unsigned char *rbuf, MPI_Request *req, uint64_t round,
-                        double *elapsed)
+                        int bidir, double *elapsed)
 {
-    int bad = 0;
+    int sends = bidir || rank == 0, recvs = bidir || rank == 1, n = 0, bad = 0;
     double t0;
 
-    if (rank == 0) {
-        for (int w = 0; w < WINDOW; ++w) {
-            tp_fill(sbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, 0));
-        }
+    for (int w = 0; sends && w < WINDOW; ++w) {
+        tp_fill(sbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, rank));
     }
     t0 = MPI_Wtime();
-    for (int w = 0; w < WINDOW; ++w) {
+    for (int w = 0; recvs && w < WINDOW; ++w) {
+        MPI_Irecv(rbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[n++]);
+    }
+    for (int w = 0; sends && w < WINDOW; ++w) {
+        MPI_Isend(sbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[n++]);
+    }
+    MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
+    if (!bidir) {
+        unsigned char ack = 0;
+
         if (rank == 0) {
-            MPI_Isend(sbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
+            MPI_Recv(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-            MPI_Irecv(rbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[w]);
+            MPI_Send(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
         }
     }
-    MPI_Waitall(WINDOW, req, MPI_STATUSES_IGNORE);
-    if (rank == 0) {
-        unsigned char ack;
-
-        MPI_Recv(&ack, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        *elapsed += MPI_Wtime() - t0;
-        return 0;
-    }
-    MPI_Send(sbuf, 1, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
     *elapsed += MPI_Wtime() - t0;
-    for (int w = 0; w < WINDOW; ++w) {
-        bad |= check_msg(rbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, 0),
-                         "bandwidth", round * WINDOW + w);
+    for (int w = 0; recvs && w < WINDOW; ++w) {
+        bad |= check_msg(rbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, peer),
+                         bidir ? "bidirectional bandwidth" : "bandwidth", round * WINDOW + w);
     }
     return bad;
 }
@@ -103,14 +104,20 @@ int main(int argc, char **argv)
     size_t min = 8, max = 4u << 20;
     int iters = 200, bw_iters = 20, rank, nprocs, bad = 0;
     unsigned char *sbuf, *rbuf;
-    MPI_Request req[WINDOW];
+    MPI_Request req[2 * WINDOW];
+    int bidir = 0;
     double *rtt;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--min")) {
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--bidir")) {
+            bidir = 1;
+            --i;    /* takes no value */
+        } else if (i + 1 >= argc) {
+            break;
+        } else if (!strcmp(argv[i], "--min")) {
             min = strtoull(argv[i + 1], NULL, 0);
         } else if (!strcmp(argv[i], "--max")) {
             max = strtoull(argv[i + 1], NULL, 0);
@@ -130,8 +137,8 @@ int main(int argc, char **argv)
     memset(rbuf, 0, max * WINDOW);
     test_id = tp_name("pingpong");
     if (rank == 0) {
-        printf("# pingpong: %d iterations (latency), %d x %d (bandwidth)\n", iters, bw_iters,
-               WINDOW);
+        printf("# pingpong: %d iterations (latency), %d x %d (bandwidth%s)\n", iters, bw_iters,
+               WINDOW, bidir ? ", both directions at once, MB/s per direction" : "");
     }
     for (size_t len = min; len <= max && rank < 2; len = len ? len * 2 : 1) {
         int n = len >= (1u << 20) ? (iters / 10 > 5 ? iters / 10 : 5) : iters;
@@ -175,10 +182,11 @@ int main(int argc, char **argv)
         /* one untimed window first: it touches (registers) the window's
          * buffers, which the latency loop did not, so the timed windows
          * measure the steady state, as ib_write_bw does */
-        bad |= window_round(rank, peer, len, sbuf, rbuf, req, 0, &t_bw);
+        bad |= window_round(rank, peer, len, sbuf, rbuf, req, 0, bidir, &t_bw);
         t_bw = 0;
         for (int i = 0; i < nbw; ++i) {
-            bad |= window_round(rank, peer, len, sbuf, rbuf, req, (uint64_t) i + 1, &t_bw);
+            bad |= window_round(rank, peer, len, sbuf, rbuf, req, (uint64_t) i + 1, bidir,
+                                &t_bw);
         }
         bw = (double) len * WINDOW * nbw / t_bw / 1e6;
         if (rank == 0) {

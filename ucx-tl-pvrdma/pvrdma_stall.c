@@ -1,0 +1,153 @@
+/**
+ * @file pvrdma_stall.c
+ * @brief Say what an iface waits for when nothing has completed for a long
+ *        time although it waits for completions or has pending sends.
+ *
+ * A hung job otherwise shows nothing: a rank stuck in MPI_Finalize on a
+ * flush, or one waiting for credits, looks the same as one computing.  RC
+ * reports a lost peer within RETRY_COUNT x TIMEOUT (about 8 s by default),
+ * so a signalled WR that neither completes nor fails for a minute is a
+ * device or fabric fault (seen with SoftRoCE under load: one RDMA WRITE,
+ * QP in RTS, no completion for minutes) and is reported as a warning; eps
+ * that only wait for the peer's credits are reported at diag level (the
+ * peer may simply be busy).  Reported once per stall; costs one
+ * ucs_get_time() per progress call that found nothing while work waits.
+ * Before the report, eps whose signalled WRs wait are kicked (see
+ * uct_pvrdma_ep_kick): on the SoftRoCE bed that is what ends such a stall.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+#include <inttypes.h>
+
+
+/** Nothing completed for this long while work waits: report. */
+#define UCT_PVRDMA_STALL_REPORT_S   60
+
+/** Signalled WRs waited this long (RC gives up after TIMEOUT x RETRY_COUNT,
+ *  8.6 s by default): kick their eps (uct_pvrdma_ep_kick), again after as
+ *  long each time, at most UCT_PVRDMA_STALL_KICKS times per stall. */
+#define UCT_PVRDMA_STALL_KICK_S     10
+#define UCT_PVRDMA_STALL_KICKS      5
+
+
+static const char *uct_pvrdma_qp_state_name(struct ibv_qp *qp)
+{
+    static const char *names[] = {
+        [IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+        [IBV_QPS_RTR]   = "RTR",   [IBV_QPS_RTS]  = "RTS",
+        [IBV_QPS_SQD]   = "SQD",   [IBV_QPS_SQE]  = "SQE",
+        [IBV_QPS_ERR]   = "ERR"
+    };
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp_attr attr;
+
+    /* a device command, but only once per stall */
+    if ((qp == NULL) ||
+        (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init_attr) != 0) ||
+        ((unsigned)attr.qp_state >= ucs_static_array_size(names))) {
+        return "unknown";
+    }
+    return names[attr.qp_state];
+}
+
+
+static void uct_pvrdma_iface_stall_report(uct_pvrdma_iface_t *iface)
+{
+    ucs_log_level_t level = (iface->tx_signaled > 0) ? UCS_LOG_LEVEL_WARN :
+                                                       UCS_LOG_LEVEL_DIAG;
+    char gid[64];
+    uct_pvrdma_ep_t *ep;
+    uct_pvrdma_chan_t *chan;
+
+    if (!ucs_log_is_enabled(level)) {
+        return;
+    }
+    ucs_log(level, "pvrdma: %s:%d: nothing completed for %d s: %u send WRs "
+            "in flight (%u signalled), CQ budget %u (%u held), %u eps with "
+            "pending sends, %u connecting, %u chans, %u kicks",
+            iface->md->dev_name, iface->port_num, UCT_PVRDMA_STALL_REPORT_S,
+            iface->tx_outstanding, iface->tx_signaled, iface->cq_budget,
+            iface->cq_held, (unsigned)ucs_list_length(&iface->pending_eps),
+            iface->num_connecting, iface->num_chans, iface->stall_kicks);
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        if ((ep->txq.signaled == 0) && ucs_queue_is_empty(&ep->pending)) {
+            continue;
+        }
+        ucs_log(level, "pvrdma: stalled ep %p to %s ud qp 0x%x: state %d, "
+                "QP 0x%x %s, WRs posted %" PRIu64 " retired %" PRIu64
+                " (%u signalled, %u unsignalled, %u free), may send %u, "
+                "pending %s", ep, pvrdma_common_gid_str(&ep->peer_gid, gid,
+                                                       sizeof(gid)),
+                ep->peer_ud_qpn, (int)ep->state,
+                (ep->txq.qp != NULL) ? ep->txq.qp->qp_num : 0,
+                uct_pvrdma_qp_state_name(ep->txq.qp), ep->txq.posted_sn,
+                ep->txq.acked_sn, ep->txq.signaled, ep->txq.unsignaled,
+                ep->txq.avail, ep->credits.send,
+                ucs_queue_is_empty(&ep->pending) ? "none" : "yes");
+    }
+
+    ucs_list_for_each(chan, &iface->chans, list) {
+        if ((chan->txq.signaled == 0) && !chan->credits_deferred &&
+            !chan->rx_short) {
+            continue;
+        }
+        ucs_log(level, "pvrdma: stalled chan %p from %s: QP 0x%x %s, credit "
+                "WRs %u signalled, %u receives posted of %u, owes %u "
+                "credits%s%s", chan,
+                pvrdma_common_gid_str(&chan->peer_gid, gid, sizeof(gid)),
+                (chan->txq.qp != NULL) ? chan->txq.qp->qp_num : 0,
+                uct_pvrdma_qp_state_name(chan->txq.qp), chan->txq.signaled,
+                chan->rx_posted, chan->rx_len, chan->credits.owed,
+                chan->credits_deferred ? ", return deferred" : "",
+                chan->rx_short ? ", refill failed" : "");
+    }
+}
+
+
+static void uct_pvrdma_iface_stall_kick(uct_pvrdma_iface_t *iface)
+{
+    unsigned kicked = 0;
+    uct_pvrdma_ep_t *ep;
+
+    ++iface->stall_kicks;
+    ucs_list_for_each(ep, &iface->eps, list) {
+        kicked += uct_pvrdma_ep_kick(ep);
+    }
+    ucs_diag("pvrdma: %s:%d: %u signalled WRs neither completed nor failed "
+             "for %d s: kicked %u eps with a zero-length WRITE (%u/%d)",
+             iface->md->dev_name, iface->port_num, iface->tx_signaled,
+             iface->stall_kicks * UCT_PVRDMA_STALL_KICK_S, kicked,
+             iface->stall_kicks, UCT_PVRDMA_STALL_KICKS);
+}
+
+
+void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
+{
+    double waited;
+
+    if ((count > 0) ||
+        ((iface->tx_signaled == 0) && ucs_list_is_empty(&iface->pending_eps))) {
+        iface->stall_since    = 0;
+        iface->stall_reported = 0;
+        iface->stall_kicks    = 0;
+        return;
+    }
+
+    if (iface->stall_since == 0) {
+        iface->stall_since = ucs_get_time();
+        return;
+    }
+
+    waited = ucs_time_to_sec(ucs_get_time() - iface->stall_since);
+    if ((iface->tx_signaled > 0) &&
+        (iface->stall_kicks < UCT_PVRDMA_STALL_KICKS) &&
+        (waited >= (iface->stall_kicks + 1) * UCT_PVRDMA_STALL_KICK_S)) {
+        uct_pvrdma_iface_stall_kick(iface);
+    }
+    if (!iface->stall_reported && (waited >= UCT_PVRDMA_STALL_REPORT_S)) {
+        iface->stall_reported = 1;
+        uct_pvrdma_iface_stall_report(iface);
+    }
+}
