@@ -95,8 +95,8 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      "offers no GET, so UCP's rendezvous writes the data with RDMA WRITE\n"
      "(PUT): READ is what PVRDMA does least well (many hosts report\n"
      "max_qp_rd_atom 0) and what fails first when packets are lost (SoftRoCE\n"
-     "under load: READ rendezvous ended in remote errors in 4 of 5 runs of\n"
-     "4 x 8 ranks all-to-all, PUT in none; README, Limits).",
+     "under load: READ rendezvous ended in remote QP errors in 4 of 7 runs\n"
+     "of 4 x 8 ranks all-to-all; README, Limits).",
      ucs_offsetof(uct_pvrdma_iface_config_t, rdma_read),
      UCS_CONFIG_TYPE_ENUM(uct_pvrdma_ternary_names)},
 
