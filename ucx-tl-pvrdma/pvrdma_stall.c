@@ -5,7 +5,7 @@
  *
  * A hung job otherwise shows nothing: a rank stuck in MPI_Finalize on a
  * flush, or one waiting for credits, looks the same as one computing.  RC
- * reports a lost peer within RETRY_COUNT x TIMEOUT (about 8 s by default),
+ * reports a lost peer within RETRY_COUNT x TIMEOUT (about 2 s by default),
  * so a signalled WR that neither completes nor fails for a minute is a
  * device or fabric fault (seen with SoftRoCE under load: one RDMA WRITE,
  * QP in RTS, no completion for minutes) and is reported as a warning; eps
@@ -25,7 +25,7 @@
 #define UCT_PVRDMA_STALL_REPORT_S   60
 
 /** Signalled WRs waited this long (RC gives up after TIMEOUT x RETRY_COUNT,
- *  8.6 s by default): kick their eps (uct_pvrdma_ep_kick), again after as
+ *  2.1 s by default): kick their eps (uct_pvrdma_ep_kick), again after as
  *  long each time, at most UCT_PVRDMA_STALL_KICKS times per stall. */
 #define UCT_PVRDMA_STALL_KICK_S     10
 #define UCT_PVRDMA_STALL_KICKS      5
