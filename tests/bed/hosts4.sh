@@ -1,6 +1,7 @@
 #!/bin/bash
 # The bed with 4 guests: every node reachable by mpirun, then (same boot)
-# 4 x 8 ranks with every rank connected to all 31 others (tests/bed/scale.sh).
+# 4 x 4 ranks with every rank connected to all 15 others over both transports
+# (tests/bed/scale.sh; SCALE_RPN=8 SCALE_BTL_RPN=8 for 4 x 8).
 . "$(dirname "$0")/lib.sh"
 name="mpirun btl tcp,self across 4 guests"
 check "$name" 240 "${MPIRUN[@]}" -np 4 --map-by node --mca btl tcp,self hostname
