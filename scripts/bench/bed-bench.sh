@@ -25,25 +25,59 @@ done
 put raw_lat_8_us "$(median "${lat[@]}")"
 put raw_bw_1m_MBps "$(median "${bw[@]}")"
 
-# MPI ping-pong: pvrdma BTL, TCP BTL, and openib (which Debian's Open MPI
-# cannot run on RoCE: no rdmacm CPC) over ob1, across the two guests.
-pingpong() {  # NAME BTL-LIST: 8 B latency and 1 MiB bandwidth, separate runs
-    local name=$1 btl=$2 l=() b=() i log
-    local run=("${MPIRUN[@]}" -np 2 --map-by node --mca pml ob1 --mca btl "$btl" "$TOP/tests/mpi/pingpong")
-    for i in $(seq 1 "$REPS"); do
-        log=$LOGDIR/mpi_$name.lat.$i.log
-        timeout 300 "${run[@]}" --min 8 --max 8 --iters 1000 --bw-iters 1 >"$log" 2>&1 &&
-            l+=("$(awk '$1 == "size" && $2 == 8 { print $4 }' "$log")")
-        log=$LOGDIR/mpi_$name.bw.$i.log
-        timeout 300 "${run[@]}" --min 1048576 --max 1048576 --iters 2 --bw-iters 4 >"$log" 2>&1 &&
-            b+=("$(awk '$1 == "size" && $2 == 1048576 { print $6 }' "$log")")
+# Raw verbs in both directions at once, and SEND (the receiver polls, as an
+# MPI rank waiting in MPI_Waitall does; WRITE leaves it idle).
+bb=() sb=()
+for i in $(seq 1 "$REPS"); do
+    log=$LOGDIR/ib_write_bw_bidir.$i.log
+    perftest_pair "$log" ib_write_bw -d rxe0 -s 1048576 -n 200 -F -b && bb+=("$(perftest_field "$log" 4)")
+    log=$LOGDIR/ib_send_bw.$i.log
+    perftest_pair "$log" ib_send_bw -d rxe0 -s 1048576 -n 200 -F && sb+=("$(perftest_field "$log" 4)")
+done
+# ib_write_bw -b prints the sum of both directions
+put raw_bibw_1m_MBps "$(median "${bb[@]}" | awk '{ print $1 / 2 }')"
+put raw_send_bw_1m_MBps "$(median "${sb[@]}")"
+
+# MPI across the two guests (tests/mpi/pingpong, every byte checked): 8 B
+# half round trip; 256 KiB-4 MiB streaming one direction and both directions
+# at once (windows capped at 4 MiB, so each size moves the same bytes).
+# pvrdma: btl pvrdma (ob1); ucx: pml ucx over UCX_TLS=pvrdma; ucxstock: pml
+# ucx over stock rc_verbs/ud_verbs (what a user runs without us); tcp; openib
+# (which Debian's Open MPI cannot run on RoCE: no rdmacm CPC).
+declare -A MPI_R=()   # [NAME_KEY] = the values of the reps, space separated
+mpi_rows() {  # NAME MPIRUN-ARGS...
+    local name=$1 log dir key
+    shift
+    local run=("${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/pingpong")
+    log=$LOGDIR/mpi_$name.lat.$i.log
+    timeout -k 5 300 "${run[@]}" --min 8 --max 8 --iters 1000 --bw-iters 1 >"$log" 2>&1 &&
+        MPI_R[${name}_lat_8_us]+=" $(awk '$1 == "size" && $2 == 8 { print $4 }' "$log")"
+    for dir in bw bibw; do
+        log=$LOGDIR/mpi_$name.$dir.$i.log
+        # a size that did not finish leaves no value: the table says n/a
+        timeout -k 5 400 "${run[@]}" --min 262144 --max 4194304 --iters 2 --bw-iters 2 \
+            --window-bytes 4194304 $([ $dir = bibw ] && echo --bidir) >"$log" 2>&1
+        grep -q "ERROR" "$log" && { echo "bench: mpi $name $dir: data corrupted ($log)"; continue; }
+        for key in 262144:256k 1048576:1m 4194304:4m; do
+            MPI_R[${name}_${dir}_${key#*:}_MBps]+=" $(awk -v n="${key%:*}" '$1 == "size" && $2 == n { print $6 }' "$log")"
+        done
     done
-    put "mpi_${name}_lat_8_us" "$(median "${l[@]}")"
-    put "mpi_${name}_bw_1m_MBps" "$(median "${b[@]}")"
 }
-pingpong pvrdma pvrdma,self
-pingpong tcp tcp,self
-pingpong openib openib,self
+mpi_ucx_args UCX_OURS pvrdma,self rxe0:1
+mpi_ucx_args UCX_STOCK rc_verbs,ud_verbs,self rxe0:1
+for i in $(seq 1 "$REPS"); do
+    mpi_rows pvrdma --mca pml ob1 --mca btl pvrdma,self
+    mpi_rows ucx "${UCX_OURS[@]}"
+    mpi_rows ucxstock "${UCX_STOCK[@]}"
+    mpi_rows tcp --mca pml ob1 --mca btl tcp,self
+done
+mpi_rows openib --mca pml ob1 --mca btl openib,self   # fails at once: one try
+for name in pvrdma ucx ucxstock tcp openib; do
+    for key in lat_8_us bw_256k_MBps bw_1m_MBps bw_4m_MBps bibw_256k_MBps bibw_1m_MBps bibw_4m_MBps; do
+        # shellcheck disable=SC2086 # one value per rep
+        put "mpi_${name}_$key" "$(median ${MPI_R[${name}_$key]:-})"
+    done
+done
 
 # UCT level: this project's pvrdma against stock rc_verbs on the same device.
 # ucx_perftest's Final line: iterations, latency 50%/avg/overall (us),

@@ -38,10 +38,7 @@ RUN=(-np "$NP" --map-by node --oversubscribe)
 # model forces anyway): they test the many-peers path, not rxe's retries.
 BTL=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV"
      --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_write "${SCALE_BTL_WRITE:-off}")
-UCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
-     --mca btl self --mca osc ^ucx
-     -x "LD_PRELOAD=$PVRDMA_UCT_LIB" -x UCX_TLS=pvrdma,self
-     -x "UCX_NET_DEVICES=$DEV:1" -x UCX_WARN_UNUSED_ENV_VARS=n)
+mpi_ucx_args UCX pvrdma,self "$DEV:1"
 
 want() { [ -z "${SCALE_ONLY:-}" ] || [[ " $SCALE_ONLY " == *" $1 "* ]]; }
 

@@ -158,15 +158,10 @@ if want "ucp tag 0..1 MiB verified, credits by WRITE only (CREDIT_IMM=n)"; then
 fi
 
 # --- Open MPI over UCX: pml ucx with UCX_TLS=pvrdma,self ---------------------
-# Only pvrdma (and self within a process) may carry data: btl self only and
-# osc ucx off (one-sided is not tested here).  pml_ucx_tls/devices "any":
-# Open MPI 4.1 enables pml ucx by default only for mlx devices and the
-# rc/ud/dc transports.  UCX_LOG_LEVEL=info makes UCP print the transports
-# each endpoint uses.
-MPIUCX=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
-        --mca btl self --mca osc ^ucx
-        -x "LD_PRELOAD=$PVRDMA_UCT_LIB" -x UCX_TLS=pvrdma,self
-        -x "UCX_NET_DEVICES=$DEV" -x UCX_WARN_UNUSED_ENV_VARS=n)
+# Only pvrdma (and self within a process) may carry data (mpi_ucx_args in
+# lib.sh).  UCX_LOG_LEVEL=info makes UCP print the transports each endpoint
+# uses.
+mpi_ucx_args MPIUCX pvrdma,self "$DEV"
 if want "mpi"; then
     if [ ! -x "$HERE/tests/mpi/mpi_check" ]; then
         # the tree is read-only in the guests: built beforehand
@@ -319,6 +314,12 @@ if want "bad input"; then
         fail "bad input: peer that never answers (CONN_TIMEOUT=5s)" \
             "no ${TB_OUT:-/tmp}/bin/ucp_tag_check (built in the 'ucp tag' section)"
     fi
+fi
+
+# Large messages in both directions at once over both MPI paths, bounded by
+# this session's raw ib_write_bw (issue #16): same boot, own script.
+if want "large"; then
+    bash "$HERE/tests/bed/large.sh" || BED_FAILED=1
 fi
 
 bed_summary

@@ -4,13 +4,18 @@
  *        bandwidth per message size (transport-agnostic benchmark).
  *
  * Usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--bw-iters N] [--bidir]
+ *                 [--window N] [--window-bytes BYTES]
  * Output (rank 0), one line per size:
  *   size <bytes> lat_us <median half round trip> bw_MBps <MB/s> avg_us <mean>
  * (the median, like perftest's "typical", so one descheduled iteration on a
  * busy host does not dominate; the mean is printed too).
- * Bandwidth: windows of 16 non-blocking sends, each followed by a 1-byte
- * ack; the first window is not timed (it registers the buffers).  --bidir:
- * both ranks send their windows at once; bw_MBps is per direction.
+ * Bandwidth: windows of 16 (--window) non-blocking sends, each followed by
+ * a 1-byte ack; the first window is not timed (it registers the buffers).
+ * --window-bytes caps a window at that many bytes (at least one message),
+ * so 16 MiB messages do not need 256 MiB buffers and minutes per window on
+ * a slow bed.  --bidir: both ranks send their windows at once; bw_MBps is
+ * per direction.  Messages of 1 MiB and more get iters / 10 round trips
+ * (at least 5, or iters if that is smaller).
  * Every byte of every message is checked (test_pattern.h: a function of
  * size, message number, direction and offset; filling, clearing and checking
  * happen outside the timed spans), so a broken transport cannot report fast
@@ -24,7 +29,9 @@
 
 #include "../common/test_pattern.h"
 
-#define WINDOW 16
+#define MAX_WINDOW 16
+
+static int window = MAX_WINDOW;   /* messages per bandwidth window (this size) */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -57,9 +64,9 @@ static int check_msg(unsigned char *buf, size_t len, uint64_t key, const char *w
     return bad >= 0;
 }
 
-/* One bandwidth window (round @p round): rank 0 sends WINDOW messages of len
+/* One bandwidth window (round @p round): rank 0 sends window messages of len
  * bytes at once, rank 1 receives them and acks with one byte; with @p bidir
- * both ranks send WINDOW messages to each other at the same time (both
+ * both ranks send window messages to each other at the same time (both
  * directions busy, as in a halo exchange) and the Waitall of each is its
  * end.  Every message of every round has its own pattern, filled before and
  * checked after the timed part; *elapsed gets the time of the communication
@@ -71,14 +78,14 @@ static int window_round(int rank, int peer, size_t len, unsigned char *sbuf,
     int sends = bidir || rank == 0, recvs = bidir || rank == 1, n = 0, bad = 0;
     double t0;
 
-    for (int w = 0; sends && w < WINDOW; ++w) {
-        tp_fill(sbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, rank));
+    for (int w = 0; sends && w < window; ++w) {
+        tp_fill(sbuf + w * len, len, msg_key(len, 1, round * (uint64_t) MAX_WINDOW + w, rank));
     }
     t0 = MPI_Wtime();
-    for (int w = 0; recvs && w < WINDOW; ++w) {
+    for (int w = 0; recvs && w < window; ++w) {
         MPI_Irecv(rbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[n++]);
     }
-    for (int w = 0; sends && w < WINDOW; ++w) {
+    for (int w = 0; sends && w < window; ++w) {
         MPI_Isend(sbuf + w * len, (int) len, MPI_BYTE, peer, 3, MPI_COMM_WORLD, &req[n++]);
     }
     MPI_Waitall(n, req, MPI_STATUSES_IGNORE);
@@ -92,9 +99,9 @@ static int window_round(int rank, int peer, size_t len, unsigned char *sbuf,
         }
     }
     *elapsed += MPI_Wtime() - t0;
-    for (int w = 0; recvs && w < WINDOW; ++w) {
-        bad |= check_msg(rbuf + w * len, len, msg_key(len, 1, round * WINDOW + w, peer),
-                         bidir ? "bidirectional bandwidth" : "bandwidth", round * WINDOW + w);
+    for (int w = 0; recvs && w < window; ++w) {
+        bad |= check_msg(rbuf + w * len, len, msg_key(len, 1, round * (uint64_t) MAX_WINDOW + w, peer),
+                         bidir ? "bidirectional bandwidth" : "bandwidth", round * (uint64_t) MAX_WINDOW + w);
     }
     return bad;
 }
@@ -104,8 +111,9 @@ int main(int argc, char **argv)
     size_t min = 8, max = 4u << 20;
     int iters = 200, bw_iters = 20, rank, nprocs, bad = 0;
     unsigned char *sbuf, *rbuf;
-    MPI_Request req[2 * WINDOW];
-    int bidir = 0;
+    MPI_Request req[2 * MAX_WINDOW];
+    int bidir = 0, max_window = MAX_WINDOW;
+    size_t window_bytes = 0, span;    /* window_bytes 0: no cap */
     double *rtt;
 
     MPI_Init(&argc, &argv);
@@ -125,27 +133,59 @@ int main(int argc, char **argv)
             iters = atoi(argv[i + 1]);
         } else if (!strcmp(argv[i], "--bw-iters")) {
             bw_iters = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--window")) {
+            max_window = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--window-bytes")) {
+            window_bytes = strtoull(argv[i + 1], NULL, 0);
+        } else {
+            if (rank == 0) {
+                fprintf(stderr, "pingpong: unknown option '%s'\n", argv[i]);
+            }
+            MPI_Abort(MPI_COMM_WORLD, 2);
         }
+    }
+    if (max_window < 1 || max_window > MAX_WINDOW || iters < 1 || bw_iters < 1) {
+        if (rank == 0) {
+            fprintf(stderr, "pingpong: --window must be 1-%d, --iters and --bw-iters >= 1\n",
+                    MAX_WINDOW);
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (nprocs < 2) {
         fprintf(stderr, "pingpong needs 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     rtt = malloc(sizeof(double) * (iters > 5 ? iters : 5));
-    sbuf = malloc(max * WINDOW > 0 ? max * WINDOW : 1);
-    rbuf = malloc(max * WINDOW > 0 ? max * WINDOW : 1);
-    memset(rbuf, 0, max * WINDOW);
+    /* a window holds at most max_window messages and, with --window-bytes,
+     * at most that many bytes or one message */
+    span = max * (size_t) max_window;
+    if (window_bytes && span > (window_bytes > max ? window_bytes : max)) {
+        span = window_bytes > max ? window_bytes : max;
+    }
+    sbuf = malloc(span > 0 ? span : 1);
+    rbuf = malloc(span > 0 ? span : 1);
+    if (!sbuf || !rbuf) {
+        fprintf(stderr, "pingpong: cannot allocate 2 x %zu bytes\n", span);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(rbuf, 0, span);
     test_id = tp_name("pingpong");
     if (rank == 0) {
         printf("# pingpong: %d iterations (latency), %d x %d (bandwidth%s)\n", iters, bw_iters,
-               WINDOW, bidir ? ", both directions at once, MB/s per direction" : "");
+               max_window, bidir ? ", both directions at once, MB/s per direction" : "");
     }
     for (size_t len = min; len <= max && rank < 2; len = len ? len * 2 : 1) {
-        int n = len >= (1u << 20) ? (iters / 10 > 5 ? iters / 10 : 5) : iters;
+        int floor5 = iters < 5 ? iters : 5;
+        int n = len >= (1u << 20) ? (iters / 10 > floor5 ? iters / 10 : floor5) : iters;
         int nbw = len >= (1u << 20) ? (bw_iters / 4 > 2 ? bw_iters / 4 : 2) : bw_iters;
         double t_bw = 0, t_sum = 0, lat, avg, bw, t1;
         int peer = 1 - rank;
         uint64_t msg = 0;    /* message number within this size (latency) */
+
+        window = max_window;
+        if (window_bytes && len && (size_t) window * len > window_bytes) {
+            window = window_bytes / len > 0 ? (int) (window_bytes / len) : 1;
+        }
 
         /* warm-up (connection set-up, registrations): checked too */
         for (int i = 0; i < 2; ++i, ++msg) {
@@ -188,9 +228,10 @@ int main(int argc, char **argv)
             bad |= window_round(rank, peer, len, sbuf, rbuf, req, (uint64_t) i + 1, bidir,
                                 &t_bw);
         }
-        bw = (double) len * WINDOW * nbw / t_bw / 1e6;
+        bw = (double) len * window * nbw / t_bw / 1e6;
         if (rank == 0) {
-            printf("size %zu lat_us %.2f bw_MBps %.3f avg_us %.2f\n", len, lat, bw, avg);
+            printf("size %zu lat_us %.2f bw_MBps %.3f avg_us %.2f window %d\n", len, lat, bw, avg,
+                   window);
             fflush(stdout);
         }
     }
