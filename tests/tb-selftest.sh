@@ -18,7 +18,7 @@ rc=$?
 echo "$out" | grep -q 'timeout after 20 s' && pass "timeout is reported" || fail "timeout is reported" "no message: $out"
 # Only this run's guests count (other beds may be running): they are the
 # QEMUs on the segment tb announced.
-seg=$(echo "$out" | sed -n 's/.*segment \([0-9]*\)).*/\1/p' | head -n 1)
+seg=$(echo "$out" | sed -n 's/.*segment \([0-9]*\)[,)].*/\1/p' | head -n 1)
 sleep 1
 if [ -z "$seg" ]; then
     fail "no QEMU left behind" "tb did not announce its segment: $out"
@@ -27,6 +27,31 @@ elif pgrep -f "qemu-system-x86_64 .*mcast=230.0.0.1:$seg," >/dev/null; then
 else
     pass "no QEMU left behind"
 fi
+
+# --net switch (the default from 3 guests): the guests reach each other
+# through the bed's learning switch (l2switch.c), which is gone after the
+# run; its counters are kept next to the results.
+sw=$(mktemp -d /tmp/tb-selftest.XXXXXX)
+out=$("$TB" run --hosts 3 --timeout 300 --out "$sw/out" -- \
+      bash -c 'for n in node2 node3; do ssh -o ConnectTimeout=30 $n true || exit 1; done' 2>&1); rc=$?
+seg=$(echo "$out" | sed -n 's/.*segment \([0-9]*\), switch).*/\1/p' | head -n 1)
+if [ $rc = 0 ] && [ -n "$seg" ]; then
+    pass "3 guests reach each other through the bed's switch"
+else
+    fail "3 guests reach each other through the bed's switch" "rc $rc: $(echo "$out" | tail -n 3)"
+fi
+sleep 1
+if [ -n "$seg" ] && pgrep -f "l2switch $seg " >/dev/null; then
+    fail "no switch left behind" "$(pgrep -af "l2switch $seg " | cut -c1-120)"
+else
+    pass "no switch left behind"
+fi
+grep -q 'unicast, [0-9]* flooded' "$sw/out/tb-l2switch.log" 2>/dev/null && grep -qv ': 0 unicast' "$sw/out/tb-l2switch.log" &&
+    pass "the switch forwarded unicast frames and its counters are kept ($(cat "$sw/out/tb-l2switch.log"))" ||
+    fail "the switch forwarded unicast frames and its counters are kept" "$(cat "$sw/out/tb-l2switch.log" 2>&1)"
+rm -rf "$sw"
+out=$("$TB" run --hosts 3 --net bogus -- true 2>&1); rc=$?
+[ $rc = 2 ] && echo "$out" | grep -q -- '--net must be switch or mcast' && pass "bad --net refused" || fail "bad --net refused" "rc $rc: $out"
 
 # A node that goes silent mid-suite: the watcher ends the check waiting on
 # it, that check fails, and the suite stops (status 3) with one line instead
