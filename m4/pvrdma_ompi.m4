@@ -1,6 +1,6 @@
 # PVRDMA_CHECK_OMPI: Open MPI devel headers and install locations for an
-# out-of-tree BTL component.  Sets OMPI_CPPFLAGS, OMPI_COMPONENT_DIR,
-# OMPI_DATA_DIR.
+# out-of-tree BTL component.  Sets OMPI_CPPFLAGS, OMPI_CFLAGS,
+# OMPI_COMPONENT_DIR, OMPI_DATA_DIR.
 AC_DEFUN([PVRDMA_CHECK_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
@@ -61,6 +61,41 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
         [AC_MSG_RESULT([yes])],
         [AC_MSG_RESULT([no])
          AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS: Open MPI 4.x devel headers are required (see config.log for the compiler error); pass --with-ompi=DIR or use --disable-ompi])])
+
+    # Open MPI's free lists and LIFOs (inline in its headers, so compiled
+    # into the BTL) use a 16-byte compare-and-swap when opal_config.h says
+    # OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128, as Debian's x86_64 build does
+    # (built with -mcx16).  Without -mcx16 gcc emits a call to
+    # __sync_val_compare_and_swap_16, which no library provides: the plugin
+    # then fails to load when bound at load time (-z now, as Debian's
+    # hardening flags link it) and would crash at the first threaded
+    # free-list access otherwise.
+    AC_MSG_CHECKING([for the flags Open MPI's 16-byte atomics need])
+    OMPI_CFLAGS=
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include "opal_config.h"
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+__int128 pvrdma_v;
+#endif
+]], [[
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+return (int)__sync_val_compare_and_swap(&pvrdma_v, (__int128)0, (__int128)1);
+#else
+return 0;
+#endif
+]])],
+        [AC_MSG_RESULT([none])],
+        [pvrdma_save_CFLAGS=$CFLAGS
+         CFLAGS="$CFLAGS -mcx16"
+         AC_LINK_IFELSE([AC_LANG_PROGRAM([[
+#include "opal_config.h"
+__int128 pvrdma_v;
+]], [[return (int)__sync_val_compare_and_swap(&pvrdma_v, (__int128)0, (__int128)1);]])],
+             [AC_MSG_RESULT([-mcx16])
+              OMPI_CFLAGS=-mcx16],
+             [AC_MSG_RESULT([unknown])
+              AC_MSG_ERROR([Open MPI was built with 16-byte compare-and-swap (OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128) but this compiler cannot inline it, even with -mcx16; see config.log])])
+         CFLAGS=$pvrdma_save_CFLAGS])
     CPPFLAGS=$pvrdma_save_CPPFLAGS
 
     AC_PATH_PROG([OMPI_INFO], [ompi_info])
@@ -89,6 +124,7 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
     AC_MSG_RESULT([$OMPI_DATA_DIR])
 
     AC_SUBST([OMPI_CPPFLAGS])
+    AC_SUBST([OMPI_CFLAGS])
     AC_SUBST([OMPI_COMPONENT_DIR])
     AC_SUBST([OMPI_DATA_DIR])
 ])

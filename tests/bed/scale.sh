@@ -14,6 +14,9 @@
 #                   this bed loses too much, README Limits)
 #   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off: on
 #                   rxe a WRITE now and then never completes, README Limits)
+#   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
+#                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
+#                   defaults)
 #   SCALE_DEV       device (default: the first one ibv_devices lists)
 #   SCALE_ONLY="…"  sections: btl ucx smallcq toosmall (unset: all)
 #   SCALE_TIMEOUT   seconds per MPI run (default 900)
@@ -39,6 +42,10 @@ RUN=(-np "$NP" --map-by node --oversubscribe)
 BTL=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV"
      --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_write "${SCALE_BTL_WRITE:-off}")
 mpi_ucx_args UCX pvrdma,self "$DEV:1"
+if [ -n "${SCALE_RC_TIMEOUT:-}" ]; then
+    BTL+=(--mca btl_pvrdma_rc_timeout "$SCALE_RC_TIMEOUT")
+    UCX+=(-x "UCX_PVRDMA_TIMEOUT=$SCALE_RC_TIMEOUT")
+fi
 
 want() { [ -z "${SCALE_ONLY:-}" ] || [[ " $SCALE_ONLY " == *" $1 "* ]]; }
 
