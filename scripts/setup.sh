@@ -68,22 +68,8 @@ cd "$TOP"
 say "building the Debian packages (scripts/build-debs.sh build/deb)"
 PVRDMA_UCX_SRC_CACHE=$TOP/build/ucx-src scripts/build-debs.sh "$TOP/build/deb" >/dev/null
 if [ $INSTALL = 1 ]; then
-    # Files an earlier `make install` left (no package owns them) would
-    # shadow or outlive the packages: remove them first.
-    ompi_dir=$(ompi_info --path pkglibdir 2>/dev/null | awk '{ print $2 }')
-    ompi_data=$(ompi_info --path pkgdatadir 2>/dev/null | awk '{ print $2 }')
-    ucx_dir=$(pkg-config --variable=libdir ucx)/ucx
-    for f in "$ompi_dir"/mca_btl_pvrdma.so "$ompi_dir"/mca_btl_pvrdma.la "$ompi_data"/help-mpi-btl-pvrdma.txt \
-             "$ucx_dir"/libuct_pvrdma.so "$ucx_dir"/libuct_pvrdma.so.0 "$ucx_dir"/libuct_pvrdma.so.0.0.0 \
-             "$ucx_dir"/libuct_pvrdma.la /usr/local/share/pvrdma-mpi /usr/local/share/modules/modulefiles/pvrdma-mpi; do
-        { [ -e "$f" ] || [ -L "$f" ]; } && ! dpkg -S "$f" >/dev/null 2>&1 || continue
-        say "removing $f (left by an earlier make install, no package owns it)"
-        rm -rf "$f"
-    done
-    say "installing the packages: apt-get install --reinstall ./build/deb/*.deb"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall --no-install-recommends \
-        "$TOP"/build/deb/*.deb >build/deb/install.log 2>&1 ||
-        { tail -n 20 build/deb/install.log; echo "setup: installing the packages failed" >&2; exit 1; }
+    say "installing the packages (scripts/install-debs.sh build/deb)"
+    scripts/install-debs.sh "$TOP/build/deb"
 fi
 # Lmod for tests/packages.sh, unpacked (not installed: it conflicts with
 # environment-modules).

@@ -194,7 +194,7 @@ cp "$EM_DIR/btl" "$bad/pvrdma-mpi/btl"
 out=$(PVRDMA_DOCTOR_MODULEFILES=$bad/pvrdma-mpi timeout 300 pvrdma-doctor --quick 2>&1)
 rm -rf "$bad"
 if grep -A1 -E '^FAIL +environment module pvrdma-mpi/ucx' <<<"$out" | grep -q "/nonexistent/ucx/libuct_pvrdma.so.0" &&
-   grep -A1 -E '^FAIL +environment module pvrdma-mpi/ucx' <<<"$out" | grep -q 'remedy: .*apt-get install'; then
+   grep -A1 -E '^FAIL +environment module pvrdma-mpi/ucx' <<<"$out" | grep -qE 'remedy: .*(apt-get install|scripts/setup.sh)'; then
     pass "pvrdma-doctor: a modulefile preloading a wrong path FAILs with the command that fixes it"
 else
     fail "pvrdma-doctor: a wrong preload path FAILs with a fix" "$(grep -A1 'environment module' <<<"$out" | head -n 4 | tr '\n' ' ')"
@@ -224,8 +224,7 @@ known=$(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null | gre
 left=$(ours | sort -u)
 [ -z "$known$left" ] && pass "after apt-get purge dpkg knows none of the packages and no file of ours is left" ||
     fail "apt-get purge" "dpkg: $(echo "$known" | tr '\n' ' '); left: $(echo "$left" | head -n 5 | tr '\n' ' ')"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "$(deb pvrdma-mpi-btl)" "$(deb pvrdma-mpi-ucx)" "$(deb pvrdma-mpi-tools)" >"$LOG/reinstall.log" 2>&1 ||
-    fail "apt-get install ./build/deb/*.deb again" "failed (log: $LOG/reinstall.log)"
+"$TOP/scripts/install-debs.sh" "$DEBS" >"$LOG/reinstall.log" 2>&1 ||
+    fail "install again (scripts/install-debs.sh)" "failed: $(tail -n 2 "$LOG/reinstall.log" | tr '\n' ' ')"
 check_installed reinstalled
 exit $FAILED
