@@ -1,6 +1,6 @@
 # PVRDMA_CHECK_OMPI: Open MPI devel headers and install locations for an
-# out-of-tree BTL component.  Sets OMPI_CPPFLAGS, OMPI_COMPONENT_DIR,
-# OMPI_DATA_DIR.
+# out-of-tree BTL component.  Sets OMPI_CPPFLAGS, OMPI_CFLAGS,
+# OMPI_COMPONENT_DIR, OMPI_DATA_DIR.
 AC_DEFUN([PVRDMA_CHECK_OMPI], [
     AC_ARG_WITH([ompi],
         [AS_HELP_STRING([--with-ompi=DIR],
@@ -61,6 +61,36 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
         [AC_MSG_RESULT([yes])],
         [AC_MSG_RESULT([no])
          AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS: Open MPI 4.x devel headers are required (see config.log for the compiler error); pass --with-ompi=DIR or use --disable-ompi])])
+
+    # Open MPI's atomics use a 16-byte compare-and-swap where its
+    # opal_config.h says the compiler has one (OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128):
+    # Open MPI itself is built with -mcx16 on x86_64 for it.  Without that
+    # flag GCC calls __sync_val_compare_and_swap_16, which no library
+    # provides: the component then fails to load wherever symbols are bound
+    # at load time (-z now, Debian's hardening) and at run time otherwise.
+    AC_MSG_CHECKING([for the flags Open MPI's 16-byte atomics need])
+    OMPI_CFLAGS=
+    pvrdma_cas16_prog='AC_LANG_PROGRAM([[
+#include "opal_config.h"
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+static __int128 pvrdma_x;
+#endif
+]], [[
+#if OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128
+__int128 o = 0, n = 1;
+return (int)__sync_val_compare_and_swap(&pvrdma_x, o, n);
+#else
+return 0;
+#endif
+]])'
+    AC_LINK_IFELSE([$pvrdma_cas16_prog], [AC_MSG_RESULT([none])],
+        [pvrdma_save_CFLAGS=$CFLAGS
+         CFLAGS="$CFLAGS -mcx16"
+         AC_LINK_IFELSE([$pvrdma_cas16_prog],
+             [OMPI_CFLAGS=-mcx16; AC_MSG_RESULT([-mcx16])],
+             [AC_MSG_RESULT([unknown])
+              AC_MSG_ERROR([cannot link a 16-byte compare-and-swap as Open MPI's opal_config.h expects (OPAL_HAVE_SYNC_BUILTIN_CSWAP_INT128), not even with -mcx16; see config.log])])
+         CFLAGS=$pvrdma_save_CFLAGS])
     CPPFLAGS=$pvrdma_save_CPPFLAGS
 
     AC_PATH_PROG([OMPI_INFO], [ompi_info])
@@ -89,6 +119,7 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
     AC_MSG_RESULT([$OMPI_DATA_DIR])
 
     AC_SUBST([OMPI_CPPFLAGS])
+    AC_SUBST([OMPI_CFLAGS])
     AC_SUBST([OMPI_COMPONENT_DIR])
     AC_SUBST([OMPI_DATA_DIR])
 ])

@@ -13,7 +13,7 @@
 #    the conflict between the two, every variable restored after unload;
 #  - pvrdma-doctor's module check passes here and fails, with the command
 #    that fixes it, on a broken modulefile;
-#  - apt-get remove, then purge: no file of ours is left; then the packages
+#  - apt-get remove, then dpkg --purge: no file of ours is left; then the packages
 #    are installed again (the bed suites after this need them).
 # Prints "ok - ..." / "not ok - ..."; exit status 1 when a check failed.
 set -u -o pipefail
@@ -156,14 +156,19 @@ UCX_TLS=pvrdma,sm,self" ;;
         [ -z "$diff_out" ] && pass "$name unload restores every variable it touched (earlier values back, unset ones unset)" ||
             fail "$name unload restores every variable" "$(echo "$diff_out" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
     done
-    # the two exclude each other
+    # never both: Environment Modules refuses the second (conflict), Lmod
+    # swaps them (one module name, two versions); either way the variables
+    # are those of the one loaded
     out=$(modsh "$sys" 'module load pvrdma-mpi/btl || exit 11
 module load pvrdma-mpi/ucx 2>&1
-echo "pml=$OMPI_MCA_pml loaded=$LOADEDMODULES"' 2>&1)
-    if [[ $out == *"pml=ob1 loaded=pvrdma-mpi/btl" ]] && grep -qi conflict <<<"$out"; then
+echo "pml=${OMPI_MCA_pml:-} btl=${OMPI_MCA_btl:-} loaded=$LOADEDMODULES"' 2>&1)
+    last=$(echo "$out" | tail -n 1)
+    if [ $sys = modules ] && [ "$last" = "pml=ob1 btl=pvrdma,vader,self loaded=pvrdma-mpi/btl" ] && grep -qi conflict <<<"$out"; then
         pass "$sys: pvrdma-mpi/ucx refused while pvrdma-mpi/btl is loaded (conflict)"
+    elif [ $sys = lmod ] && [ "$last" = "pml=ucx btl= loaded=pvrdma-mpi/ucx" ]; then
+        pass "$sys: loading pvrdma-mpi/ucx over pvrdma-mpi/btl swaps them (btl's variables gone)"
     else
-        fail "$sys: pvrdma-mpi/ucx refused while pvrdma-mpi/btl is loaded" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
+        fail "$sys: pvrdma-mpi/btl and pvrdma-mpi/ucx never both loaded" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
     fi
 done
 if [ -n "${SET_BY[modules.ucx]:-}" ] && [ -n "${SET_BY[lmod.ucx]:-}" ]; then
@@ -218,12 +223,13 @@ DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "${PKGS[@]}" >"$LOG/remove.
 left=$(ours | sort -u)
 [ -z "$left" ] && pass "apt-get remove leaves no file of ours ($(echo "$files" | wc -l) paths checked)" ||
     fail "apt-get remove leaves no file of ours" "left: $(echo "$left" | head -n 5 | tr '\n' ' ')"
-DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${PKGS[@]}" >"$LOG/purge.log" 2>&1 ||
-    fail "apt-get purge ${PKGS[*]}" "failed (log: $LOG/purge.log)"
+# (apt-get purge cannot name packages that came from files and are gone)
+dpkg --purge "${PKGS[@]}" >"$LOG/purge.log" 2>&1 ||
+    fail "dpkg --purge ${PKGS[*]}" "failed (log: $LOG/purge.log)"
 known=$(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null | grep -v 'not-installed$')
 left=$(ours | sort -u)
-[ -z "$known$left" ] && pass "after apt-get purge dpkg knows none of the packages and no file of ours is left" ||
-    fail "apt-get purge" "dpkg: $(echo "$known" | tr '\n' ' '); left: $(echo "$left" | head -n 5 | tr '\n' ' ')"
+[ -z "$known$left" ] && pass "after dpkg --purge dpkg knows none of the packages and no file of ours is left" ||
+    fail "dpkg --purge" "dpkg: $(echo "$known" | tr '\n' ' '); left: $(echo "$left" | head -n 5 | tr '\n' ' ')"
 "$TOP/scripts/install-debs.sh" "$DEBS" >"$LOG/reinstall.log" 2>&1 ||
     fail "install again (scripts/install-debs.sh)" "failed: $(tail -n 2 "$LOG/reinstall.log" | tr '\n' ' ')"
 check_installed reinstalled
