@@ -1,9 +1,12 @@
 #!/bin/bash
 # scripts/setup.sh: everything on a fresh Debian 12 machine (as root):
-# Debian packages, build (with -Werror), install of both plugins, the test
-# bed's kernel, then the main job: the weak-scaling validation harness on
-# the local test bed (validation/run_weak_scaling.sh with no arguments).
+# Debian packages, build (with -Werror), the project's own Debian packages
+# (scripts/build-debs.sh) installed with apt-get, the test bed's kernel,
+# then the main job: the weak-scaling validation harness on the local test
+# bed (validation/run_weak_scaling.sh with no arguments).
 #   scripts/setup.sh [--no-run] [--no-install] [CONFIGURE-ARGS...]
+#   --no-install: build the packages but do not install them;
+#   CONFIGURE-ARGS go to the development build in build/ (unit tests).
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP"
@@ -13,7 +16,7 @@ for a in "$@"; do
     case $a in
         --no-run) RUN_MAIN=0 ;;
         --no-install) INSTALL=0 ;;
-        -h|--help) sed -n '2,6s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) CONF_ARGS+=("$a") ;;
     esac
 done
@@ -29,7 +32,16 @@ PACKAGES=(
     # the --pvrdma tier's nested QEMU (scripts/testbed/pvrdma/qemu.sh)
     meson ninja-build libglib2.0-dev libpixman-1-dev librdmacm-dev libibumad-dev
     libattr1-dev libcap-ng-dev libfdt-dev zlib1g-dev
+    # our Debian packages (scripts/build-debs.sh) and their test
+    debhelper lintian
+    # Lmod's dependencies: tests/packages.sh runs Debian's lmod unpacked,
+    # since it conflicts with environment-modules (installed below)
+    tcl lua5.3 lua-posix lua-filesystem lua-json lua-term
 )
+# A module system for `module load pvrdma-mpi/...`: Environment Modules,
+# unless Lmod is there already (Debian's two conflict with each other).
+dpkg-query -W -f='${Status}' lmod 2>/dev/null | grep -q 'install ok installed' ||
+    PACKAGES+=(environment-modules)
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -49,11 +61,24 @@ if [ ! -f Makefile ] || [ ${#CONF_ARGS[@]} -gt 0 ]; then
     ../configure --enable-werror "${CONF_ARGS[@]}" >configure.out || { tail -n 30 configure.out; exit 1; }
 fi
 make -j"$(nproc)" >make.out 2>&1 || { tail -n 40 make.out; exit 1; }
-if [ $INSTALL = 1 ]; then
-    say "installing the plugins"
-    make install >install.out 2>&1 || { tail -n 20 install.out; exit 1; }
-fi
 cd "$TOP"
+
+# The plugins reach the machine only through our Debian packages, the way
+# users install them.  (UCX's internal headers: the build/ tree's cache.)
+say "building the Debian packages (scripts/build-debs.sh build/deb)"
+PVRDMA_UCX_SRC_CACHE=$TOP/build/ucx-src scripts/build-debs.sh "$TOP/build/deb" >/dev/null
+if [ $INSTALL = 1 ]; then
+    say "installing the packages (scripts/install-debs.sh build/deb)"
+    scripts/install-debs.sh "$TOP/build/deb"
+fi
+# Lmod for tests/packages.sh, unpacked (not installed: it conflicts with
+# environment-modules).
+if ! dpkg-query -W -f='${Status}' lmod 2>/dev/null | grep -q 'install ok installed' &&
+   [ ! -x build/lmod/root/usr/share/lmod/lmod/libexec/lmod ]; then
+    rm -rf build/lmod && mkdir -p build/lmod && chmod 0755 build/lmod
+    (cd build/lmod && apt-get download -qq lmod 2>/dev/null && dpkg -x lmod_*.deb root) ||
+        { echo "setup: could not download and unpack Debian's lmod into build/lmod" >&2; exit 1; }
+fi
 # MPI test programs (the tree is read-only inside the bed's guests).
 make -s -C tests/mpi >/dev/null || { echo "setup: building tests/mpi failed" >&2; exit 1; }
 

@@ -5,7 +5,7 @@
 RESERVE_HINT="in vSphere also reserve all guest memory (VM > Edit Settings > Memory > Reserve all guest memory (All locked)): PVRDMA pins registered memory on the host"
 # Below this a rank cannot register its buffers (MiB).
 MEMLOCK_FAIL_MIB=64
-SETUP_HINT="build and install both plugins: scripts/setup.sh --no-run in the pvrdma-mpi source tree (or make -C build install)"
+SETUP_HINT="install the packages: apt-get install ./pvrdma-mpi-btl_*.deb ./pvrdma-mpi-ucx_*.deb ./pvrdma-mpi-tools_*.deb (scripts/setup.sh --no-run in the pvrdma-mpi source tree builds and installs them)"
 
 # has_cap_ipc_lock: the kernel does not apply RLIMIT_MEMLOCK to memory
 # registrations of a process with CAP_IPC_LOCK (ib_umem_get()).

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Foundation checks across 2 guests: the bed's RDMA, raw verbs between hosts,
-# mpirun over TCP, and both plugins loading where users load them.
+# mpirun over TCP, both plugins loading where users load them, and both
+# transports selected the way users select them: `module load
+# pvrdma-mpi/btl` or `pvrdma-mpi/ucx` and a plain mpirun (the machine's
+# installed packages and modulefiles are the guests').
 . "$(dirname "$0")/lib.sh"
 
 check_output "rxe0 ACTIVE on node1" 30 'PORT_ACTIVE' ibv_devinfo -d rxe0
@@ -36,5 +39,56 @@ if [ ! -f "$PVRDMA_UCT_LIB" ]; then
 elif check "$uct_name: ucx_info runs" 60 env LD_PRELOAD="$PVRDMA_UCT_LIB" ucx_info -d; then
     ucx_lists "$(log_name "$uct_name: ucx_info runs")" pvrdma pvrdma rxe0:1 &&
         pass "$uct_name" || fail "$uct_name" "no md of component pvrdma with transport pvrdma on device rxe0:1 listed"
+fi
+
+# --- the transports selected by the environment modules only ----------------
+# After `module load pvrdma-mpi/M` the integrity test runs with no transport
+# option on the mpirun line (only the bed's hostfile and root permission).
+# Proof of the transport, as in the btl and ucx suites, from verbosity set in
+# the environment: btl_base_verbose (OMPI_MCA_*, mpirun forwards it) shows
+# which BTL carries the traffic to node2; UCX_LOG_LEVEL=info makes UCP on
+# node1 report the transport of each endpoint.  That node2's rank got the
+# preload and UCX_TLS (which mpirun does not forward by itself) is checked
+# from its own environment.
+modinit=""
+for f in /usr/share/modules/init/bash /usr/share/lmod/lmod/init/bash; do
+    [ -f "$f" ] && { modinit=$f; break; }
+done
+if [ -z "$modinit" ]; then
+    fail "module: a module system on the guests" "neither Environment Modules nor Lmod installed (scripts/setup.sh installs environment-modules)"
+else
+    set +u; . "$modinit"; set -u
+    for m in btl ucx; do
+        set +u; module load "pvrdma-mpi/$m" >"$LOGDIR/module-load-$m.log" 2>&1; rc=$?; set -u
+        if [ $rc != 0 ] || [[ " ${LOADEDMODULES:-} " != *"pvrdma-mpi/$m"* ]]; then
+            fail "module load pvrdma-mpi/$m" "exit $rc: $(tail -n 2 "$LOGDIR/module-load-$m.log" | tr '\n' ' ')"
+            continue
+        fi
+        pass "module load pvrdma-mpi/$m ($(env | grep -E '^(OMPI_MCA_pml|OMPI_MCA_btl|UCX_TLS)=' | sort | paste -sd' ' -))"
+        name="module pvrdma-mpi/$m: mpi_check 2x1, plain mpirun"
+        if [ $m = btl ]; then
+            OMPI_MCA_btl_base_verbose=10 mpi_check_run "$name" 900 -np 2 --map-by node -- --quick
+            log=$(log_name "$name")
+            grep -q 'Using pvrdma btl for send to .* on node node2' "$log" && grep -q 'btl:pvrdma: connected to node2' "$log" &&
+                pass "module pvrdma-mpi/btl: traffic to node2 went over btl pvrdma" ||
+                fail "module pvrdma-mpi/btl: traffic to node2 went over btl pvrdma" "no 'Using pvrdma btl ... node2'/'connected to node2' (log: $log)"
+        else
+            uct_name="module pvrdma-mpi/ucx: ucx_info -d lists transport pvrdma on rxe0:1"
+            if check "$uct_name: ucx_info runs" 60 ucx_info -d; then
+                ucx_lists "$(log_name "$uct_name: ucx_info runs")" pvrdma pvrdma rxe0:1 &&
+                    pass "$uct_name" || fail "$uct_name" "not listed with the module's preload"
+            fi
+            check_output "module pvrdma-mpi/ucx: node2's rank gets LD_PRELOAD and UCX_TLS" 120 \
+                "^node2 UCX_TLS=pvrdma,sm,self LD_PRELOAD=[^ ]*libuct_pvrdma[.]so[.]0" \
+                "${MPIRUN[@]}" -np 2 --map-by node sh -c 'echo "$(hostname) UCX_TLS=$UCX_TLS LD_PRELOAD=$LD_PRELOAD"'
+            UCX_LOG_LEVEL=info mpi_check_run "$name" 900 -np 2 --map-by node -- --quick
+            log=$(log_name "$name")
+            grep -qF "pvrdma/rxe0:1" "$log" && pass "module pvrdma-mpi/ucx: UCP endpoints use pvrdma/rxe0:1" ||
+                fail "module pvrdma-mpi/ucx: UCP endpoints use pvrdma/rxe0:1" "not in UCP's transport report (log: $log)"
+        fi
+        set +u; module unload "pvrdma-mpi/$m" >/dev/null 2>&1; set -u
+        [ -z "${UCX_TLS:-}${OMPI_MCA_pml:-}" ] && pass "module unload pvrdma-mpi/$m" ||
+            fail "module unload pvrdma-mpi/$m" "left OMPI_MCA_pml=${OMPI_MCA_pml:-} UCX_TLS=${UCX_TLS:-}"
+    done
 fi
 bed_summary

@@ -168,7 +168,13 @@ write_plots() {
     # ratio dats from ratios.md: ours and the paper's at the same ladder position
     awk -F' *\\| *' 'NR > 6 { a = ($3 ~ /^[0-9.]+$/) ? $3 : "?"; p = ($7 ~ /^[0-9.]+$/) ? $7 : "?"; print $2 "\t" a "\t" p }' "$out/ratios.md" >"$pd/ratio16.dat"
     awk -F' *\\| *' 'NR > 6 { a = ($4 ~ /^[0-9.]+$/) ? $4 : "?"; p = ($8 ~ /^[0-9.]+$/) ? $8 : "?"; print $2 "\t" a "\t" p }' "$out/ratios.md" >"$pd/ratio17.dat"
-    local pt="" ps="" j=2 c
+    local pt="" ps="" j=2 c na16="" na17=""
+    # a ratio with no value in this run (no Passthrough time on the bed)
+    # says so on the figure, instead of a legend entry without bars
+    awk '$2 != "?"' "$pd/ratio16.dat" | grep -q . ||
+        na16='set xlabel "this run: n/a (no Passthrough time in this run)"'
+    awk '$2 != "?"' "$pd/ratio17.dat" | grep -q . ||
+        na17='set xlabel "this run: n/a (no PVRDMA and TCP times of the same case)"'
     for c in $cols; do
         pt="$pt${pt:+, }'$pd/times.dat' using $j:xtic(1) title '${c//_/ }' with linespoints lw 2 pt 7"
         ps="$ps${ps:+, }'$pd/speedup.dat' using $((j + 1)):xtic(1) title '${c//_/ }' with linespoints lw 2 pt 7"
@@ -177,7 +183,10 @@ write_plots() {
     gnuplot >"$out/gnuplot.log" 2>&1 <<GP || echo "run_weak_scaling: gnuplot failed (see $out/gnuplot.log)" >&2
 set datafile separator "\t"
 set datafile missing "?"
-set terminal pngcairo size 900,560 font "sans,11"
+set encoding utf8
+# noenhanced: every title and label is literal text (in enhanced mode "~"
+# overprints, "_" and "^" make subscripts and superscripts, "@" and "&" too)
+set terminal pngcairo noenhanced size 900,560 font "sans,11"
 set grid ytics
 set key top left
 set yrange [0:*]
@@ -187,18 +196,21 @@ set ylabel "seconds"
 plot $pt
 set output "$out/fig15-speedup.png"
 set title "Weak scaling speedup vs ideal (higher is better)"
-set ylabel "speedup = (work/work_1) x t_1/t"
+set ylabel "speedup = (work / work₁) × t₁ / t"
 plot $ps, '$pd/speedup.dat' using 2:xtic(1) title 'ideal' with linespoints dt 2 lw 2 pt 6
 set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.7 border -1
 set output "$out/fig16-pvrdma-vs-passthrough.png"
-set title "PVRDMA vs passthrough time ratio (paper: ~1.2, i.e. PVRDMA at ~80%)"
+set title "PVRDMA vs passthrough time ratio (paper: ≈ 1.2, i.e. PVRDMA at ≈ 80% of passthrough speed)"
 set ylabel "PVRDMA / Passthrough"
+$na16
 plot '$pd/ratio16.dat' using 2:xtic(1) title 'this run', '' using 3 title 'paper (same ladder position)'
+unset xlabel
 set output "$out/fig17-tcp-vs-pvrdma.png"
 set title "TCP vs PVRDMA time ratio (higher: PVRDMA gains more over TCP)"
 set ylabel "TCP / PVRDMA"
+$na17
 plot '$pd/ratio17.dat' using 2:xtic(1) title 'this run', '' using 3 title 'paper (same ladder position)'
 GP
 }
