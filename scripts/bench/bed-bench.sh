@@ -57,7 +57,7 @@ mpi_rows() {  # NAME TIMEOUT MPIRUN-ARGS...
         timeout -k 5 "$t" "${run[@]}" --min 262144 --max 4194304 --iters 2 --bw-iters 2 \
             --window-bytes 4194304 $([ $dir = bibw ] && echo --bidir) >"$log" 2>&1
         rc=$?
-        grep -q "ERROR" "$log" && { echo "bench: mpi $name $dir: data corrupted ($log)"; continue; }
+        grep -q "^# ERROR" "$log" && { echo "bench: mpi $name $dir: data corrupted ($log)"; continue; }
         for key in 262144:256k 1048576:1m 4194304:4m; do
             v=$(awk -v n="${key%:*}" '$1 == "size" && $2 == n { print $6 }' "$log")
             MPI_R[${name}_${dir}_${key#*:}_MBps]+=" $v"
