@@ -8,9 +8,8 @@
 # passes), and a CQ too small for the job must end with a message naming
 # the limit, the numbers and the knob, never a bare abort or a hang.
 #   SCALE_RPN       ranks per node over pml ucx (default 4; hosts4.sh runs 8)
-#   SCALE_BTL_RPN   ranks per node over the BTL (default 4; hosts4.sh runs 8)
-#   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off;
-#                   hosts4.sh runs on)
+#   SCALE_BTL_RPN   ranks per node over the BTL (default 4, as hosts4.sh)
+#   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off)
 #   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
 #                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
 #                   defaults)
@@ -32,8 +31,9 @@ ARGS=(allpairs)
 RUN=(-np "$NP" --map-by node --oversubscribe)
 # Large messages by send/recv copies unless SCALE_BTL_WRITE=on: the copies
 # are what QEMU's model forces anyway (the nested tier), and on the rxe bed
-# the WRITE rendezvous needs the longer ACK timeout hosts4.sh sets (with
-# 268 ms one RDMA WRITE now and then was never completed nor retried).
+# the WRITE rendezvous at 4 x 8 passed only with a 2.1 s ACK timeout
+# (SCALE_RC_TIMEOUT=19; with 268 ms one RDMA WRITE now and then was never
+# completed nor retried).
 BTL=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV"
      --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_write "${SCALE_BTL_WRITE:-off}")
 mpi_ucx_args UCX pvrdma,self "$DEV:1"
