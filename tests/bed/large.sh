@@ -29,14 +29,23 @@ if [ -z "$DEV" ]; then
     bed_summary
 fi
 
+# The bound is the bed's own figure, not ours: a raw run that ends without a
+# result (rxe under emulation sometimes leaves perftest's handshake or its
+# last WRITEs to time out) is tried once more; both attempts' logs are kept.
 log=$(log_name "large raw ib_write_bw")
-raw=
-perftest_pair "$log" ib_write_bw -d "$DEV" -s 1048576 -n 200 -F && raw=$(perftest_field "$log" 4)
-if ! [[ ${raw:-} =~ ^[0-9.]+$ ]] || awk -v r="$raw" 'BEGIN { exit !(r <= 0) }'; then
-    fail "large: raw ib_write_bw 1 MiB (the bound)" "no result (log: $log)"
+raw= why=
+for try in 1 2; do
+    perftest_pair "$log" ib_write_bw -d "$DEV" -s 1048576 -n 100 -F && raw=$(perftest_field "$log" 4)
+    [[ ${raw:-} =~ ^[0-9.]+$ ]] && awk -v r="$raw" 'BEGIN { exit !(r > 0) }' && break
+    why+="try $try: $(tail -n 2 "$log" "$log.server" 2>/dev/null | grep -v '^==>' | tr -s '\n ' ' ' | cut -c1-160); "
+    [ $try = 1 ] && cp "$log" "$log.try1" && cp "$log.server" "$log.server.try1" 2>/dev/null
+    raw=
+done
+if [ -z "$raw" ]; then
+    fail "large: raw ib_write_bw 1 MiB (the bound)" "no result twice: $why(log: $log)"
     bed_summary
 fi
-pass "large: raw ib_write_bw 1 MiB $raw MB/s (bound per direction: $(awk -v r="$raw" 'BEGIN { printf "%.2f", r / 8 }') MB/s)"
+pass "large: raw ib_write_bw 1 MiB $raw MB/s (bound per direction: $(awk -v r="$raw" 'BEGIN { printf "%.2f", r / 8 }') MB/s)${why:+; after $why}"
 
 mpi_ucx_args UCX pvrdma,self "$DEV:1"
 for path in ${LARGE_PATHS:-btl ucx}; do
