@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file device.c
  * @brief Device identity, opening a device by name, sysfs NUMA node, MTUs.

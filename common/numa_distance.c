@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file numa_distance.c
  * @brief Distance from the calling process's CPU binding to a NUMA node,

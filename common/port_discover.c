@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file port_discover.c
  * @brief Enumerate verbs ports, filter them by include/exclude lists, add

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file port_list.c
  * @brief Parsing and matching of include/exclude lists "dev[:port],...".

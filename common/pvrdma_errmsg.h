@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pvrdma_errmsg.h
  * @brief Internal to common/: filling the caller's optional error buffer.

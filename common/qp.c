@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file qp.c
  * @brief RC QP state transitions RESET -> INIT -> RTR -> RTS, and -> ERR.

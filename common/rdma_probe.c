@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file rdma_probe.c
  * @brief Does an RDMA WRITE on this port land where it should?

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file retry_counters.c
  * @brief Transport retries of a port, from the kernel's hw_counters.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file btl_pvrdma.h
  * @brief Component and module structures of the pvrdma BTL: an RC verbs

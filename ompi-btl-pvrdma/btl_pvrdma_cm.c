@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file btl_pvrdma_cm.c
  * @brief UD datagram connection manager for the RC QPs (see btl_pvrdma_cm.h).

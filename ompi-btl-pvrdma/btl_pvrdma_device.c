@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file btl_pvrdma_device.c
  * @brief Port choice, device resources (PD, CQ, SRQ) and the resource

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file btl_pvrdma_error.c
  * @brief Help messages and the fatal-error path (see btl_pvrdma_error.h).

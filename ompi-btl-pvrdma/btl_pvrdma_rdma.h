@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file btl_pvrdma_rdma.h
  * @brief RDMA WRITE/READ (btl_put/btl_get) and flush.

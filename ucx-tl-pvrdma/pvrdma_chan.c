@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pvrdma_chan.c
  * @brief Passive side of a connection: the RC QP that receives a peer ep's

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pvrdma_credit_imm.c
  * @brief Credits returned in the immediate data of active messages that go

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pvrdma_ep.c
  * @brief Endpoint of the UCT "pvrdma" transport: creation (which starts the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pvrdma_md.c
  * @brief Component and memory domain of the UCT "pvrdma" transport:

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file l2switch.c
  * @brief The test bed's learning Ethernet switch: QEMU guests' frames over

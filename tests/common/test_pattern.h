@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file test_pattern.h
  * @brief Test data whose every byte is a function of (test, message,

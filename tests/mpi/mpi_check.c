@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file mpi_check.c
  * @brief Transport-agnostic MPI correctness checks: every byte verified.

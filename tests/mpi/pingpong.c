@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file pingpong.c
  * @brief MPI ping-pong between ranks 0 and 1: half round-trip latency and

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file ucp_tag_check.c
  * @brief UCP tag-matching check with data verification, for the "pvrdma"

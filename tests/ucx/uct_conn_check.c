@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file uct_conn_check.c
  * @brief UCT-level checks of the "pvrdma" transport's connection resources:

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /* GID classification and choice. */
 #include "pvrdma_common.h"
 #include "test_util.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file test_pattern.c
  * @brief The test data pattern (tests/common/test_pattern.h) catches the

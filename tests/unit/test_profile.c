@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /* Resource profile: auto values, user requests, clamping to device caps. */
 #include "pvrdma_common.h"
 #include "test_attrs.h"

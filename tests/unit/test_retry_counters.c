@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /* Retry counters from a hw_counters directory: rxe's and mlx5's names, a
  * device without counters, differences and the text form. */
 #include "pvrdma_common.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /* What connections cost and how many fit: the paper's n8np160 (159 peers
  * per rank) and a 32 VM x 32 rank job (1,023 peers) on the two PVRDMA
  * attribute sets, QEMU's model and a real ESXi 7 device. */

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
 /*
  * madmux: the test bed's stand-in for QEMU's rdmacm-mux (contrib/rdmacm-mux,
  * not packaged by Debian).
