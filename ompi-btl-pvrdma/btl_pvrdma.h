@@ -84,6 +84,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int connect_timeout_ms;
     int connect_retries;
     int cm_poll_interval;
+    int stall_kick_s;       /**< seconds before a stalled send queue is kicked, 0 = off */
 
     /* fragment lists */
     int free_list_num;
@@ -183,6 +184,9 @@ typedef struct mca_btl_pvrdma_module_t {
     uint32_t cm_idle_count;
     uint32_t idle_polls;      /**< progress calls since something moved */
     uint64_t idle_since_us;   /**< when something last moved (stall report) */
+    uint32_t watch_calls;     /**< progress calls since the stall watch read the clock */
+    uint64_t watch_next_us;   /**< when the stall watch looks at the send queues next */
+    uint64_t stall_kicks;     /**< kicks posted (printed at close) */
 
     /* RDMA WRs this module posted, printed by mca_btl_pvrdma_finalize ("closed
      * <dev>:<port>: ..."): the bed tests prove from these counts how the

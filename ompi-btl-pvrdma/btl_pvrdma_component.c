@@ -205,6 +205,14 @@ static int pvrdma_component_register(void)
             "so keep retries x timeout above the longest compute phase. Default: 120",
             NULL, OPAL_INFO_LVL_6,
             &c->connect_retries);
+    c->stall_kick_s = 10;
+    reg_int("stall_kick", "Seconds a peer's send queue may hold WRs with none of "
+            "them completing before the BTL posts a signalled credit message to that "
+            "peer (a kick), again after as long, at most 5 times per stall: the new "
+            "request makes the RC requester resend or fail what it had given up on "
+            "(seen with SoftRoCE under load: an unsignalled SEND neither delivered nor "
+            "failed, both QPs RTS). A healthy peer costs one message per idle period. "
+            "0: never. Default: 10", NULL, OPAL_INFO_LVL_9, &c->stall_kick_s);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

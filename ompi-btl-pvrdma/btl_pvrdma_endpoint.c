@@ -42,6 +42,8 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->credits_owed = false;
     ep->sends_posted = 0;
     ep->recvs_done = 0;
+    ep->sends_retired = ep->kick_seen = ep->kick_since_us = 0;
+    ep->kicks = 0;
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
 }
 
@@ -438,6 +440,7 @@ void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
         f = ep->ring[ep->ring_head];
         ep->ring_head = (ep->ring_head + 1) % ep->ring_size;
         ep->ring_count--;
+        ep->sends_retired++;
         module->sq_posted--;
         if (MCA_BTL_PVRDMA_FRAG_RDMA == f->kind) {
             mca_btl_pvrdma_rdma_done(module, f, status);

@@ -259,11 +259,42 @@ void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
     }
 }
 
-void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
-                                 mca_btl_pvrdma_endpoint_t *ep)
+/** Post a header-only message carrying every credit we owe @p ep.
+ *  @return OPAL_SUCCESS; OPAL_ERR_OUT_OF_RESOURCE when no send-queue slot or
+ *  fragment is free now; OPAL_ERR_TEMP_OUT_OF_RESOURCE without a credit. */
+static int post_credit_only(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                            bool signal)
 {
     mca_btl_pvrdma_frag_t *frag;
 
+    frag = 0 == mca_btl_pvrdma_endpoint_sq_free(ep) ? NULL
+                                                    : mca_btl_pvrdma_frag_get(&module->send_frags);
+    if (NULL == frag) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    if (!pvrdma_common_credits_take(&ep->credits, true)) {
+        mca_btl_pvrdma_frag_return(frag);
+        return OPAL_ERR_TEMP_OUT_OF_RESOURCE;
+    }
+    frag->endpoint = ep;
+    frag->segment.seg_len = 0;
+    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    frag_prepare_send(frag, 0, MCA_BTL_PVRDMA_HDR_CREDIT_ONLY);
+    frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
+    return mca_btl_pvrdma_endpoint_post(ep, frag, signal);
+}
+
+int mca_btl_pvrdma_send_kick(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep)
+{
+    if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state || module->fatal) {
+        return OPAL_ERR_UNREACH;
+    }
+    return post_credit_only(module, ep, true);
+}
+
+void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
+                                 mca_btl_pvrdma_endpoint_t *ep)
+{
     if (ep->credits_owed) {
         ep->credits_owed = false;
         module->credits_owed_count--;
@@ -275,22 +306,10 @@ void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
     /* The send budget is shared by all peers and the peer may have nothing
      * more to send until it gets these credits (then no receive of ours
      * would ever call this again): a return that cannot go now is retried
-     * from progress until it is posted, never dropped. */
-    frag = 0 == mca_btl_pvrdma_endpoint_sq_free(ep) ? NULL
-                                                    : mca_btl_pvrdma_frag_get(&module->send_frags);
-    if (NULL == frag) {
+     * from progress until it is posted, never dropped.  Without a credit
+     * it waits for the peer's next message, which brings some. */
+    if (OPAL_ERR_OUT_OF_RESOURCE == post_credit_only(module, ep, false)) {
         ep->credits_owed = true;
         module->credits_owed_count++;
-        return;
     }
-    if (!pvrdma_common_credits_take(&ep->credits, true)) {
-        mca_btl_pvrdma_frag_return(frag);
-        return;
-    }
-    frag->endpoint = ep;
-    frag->segment.seg_len = 0;
-    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
-    frag_prepare_send(frag, 0, MCA_BTL_PVRDMA_HDR_CREDIT_ONLY);
-    frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
-    (void) mca_btl_pvrdma_endpoint_post(ep, frag, false);
 }

@@ -111,6 +111,16 @@ void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
 void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
                                  struct mca_btl_base_endpoint_t *endpoint);
 
+/**
+ * @brief Post a signalled credit-only message to @p endpoint whatever is
+ *        owed: the stall watch's kick (btl_pvrdma_progress.c).  Uses a
+ *        reserved credit and one receive of the peer, like a credit return.
+ * @return OPAL_SUCCESS when posted; an error when the send queue, the
+ *         fragments or the credits have no room now.
+ */
+int mca_btl_pvrdma_send_kick(mca_btl_pvrdma_module_t *module,
+                             struct mca_btl_base_endpoint_t *endpoint);
+
 END_C_DECLS
 
 #endif

@@ -207,6 +207,69 @@ static void stall_report(mca_btl_pvrdma_module_t *module)
     }
 }
 
+/** Progress calls between two clock reads of the stall watch (the clock is
+ *  a vDSO read, no VM exit; the send queues are looked at once a second). */
+#define MCA_BTL_PVRDMA_WATCH_CALLS 1024
+/** Kicks per stall: after these the peer is left to RC's own retries and
+ *  the stall report (btl_base_verbose 10). */
+#define MCA_BTL_PVRDMA_KICKS_MAX 5
+
+/**
+ * Kick peers whose send queue has held WRs for btl_pvrdma_stall_kick
+ * seconds without one of them completing.  Most WRs are unsignalled, so a
+ * lost last SEND shows nothing: SoftRoCE under load was seen to neither
+ * resend nor fail one (both QPs RTS, the peer one message short, for
+ * minutes).  A new signalled request on the QP ends that either way: the
+ * responder acknowledges everything before it or answers the gap with a
+ * sequence NAK, and the requester resends from the gap; a dead peer makes
+ * it fail with retry-exceeded, which is reported.  A kick is a credit-only
+ * message (a SEND, so it works where RDMA WRITE does not, as on QEMU's
+ * PVRDMA model).  A peer that is merely idle after our last unsignalled
+ * WRs gets one such message, which retires them.
+ */
+static void kick_watch(mca_btl_pvrdma_module_t *module)
+{
+    const uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
+    mca_btl_pvrdma_endpoint_t *ep;
+    uint64_t now;
+
+    if (0 == module->sq_posted || 0 == kick_us || module->fatal ||
+        ++module->watch_calls < MCA_BTL_PVRDMA_WATCH_CALLS) {
+        return;
+    }
+    module->watch_calls = 0;
+    now = now_us();
+    if (now < module->watch_next_us) {
+        return;
+    }
+    module->watch_next_us = now + 1000000u;
+    OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        if (0 == ep->ring_count || MCA_BTL_PVRDMA_EP_CONNECTED != ep->state ||
+            ep->sends_retired != ep->kick_seen || 0 == ep->kick_since_us) {
+            /* idle, or moved since the last look: a new period starts */
+            ep->kick_seen = ep->sends_retired;
+            ep->kick_since_us = now;
+            ep->kicks = 0;
+            continue;
+        }
+        if (ep->kicks >= MCA_BTL_PVRDMA_KICKS_MAX ||
+            now - ep->kick_since_us < (ep->kicks + 1) * kick_us) {
+            continue;
+        }
+        uint32_t posted = ep->ring_count, unsignalled = ep->unsignalled;
+
+        if (OPAL_SUCCESS == mca_btl_pvrdma_send_kick(module, ep)) {
+            ep->kicks++;
+            module->stall_kicks++;
+            MCA_BTL_PVRDMA_VERBOSE(10, "kicked peer %s: %u WRs posted (%u unsignalled), none "
+                                   "completed for %" PRIu64 " s (kick %u of %d)",
+                                   OPAL_NAME_PRINT(ep->proc->proc_name), posted,
+                                   unsignalled, (now - ep->kick_since_us) / 1000000u,
+                                   ep->kicks, MCA_BTL_PVRDMA_KICKS_MAX);
+        }
+    }
+}
+
 /** Track progress; report once per period while work waits and nothing moves. */
 static void stall_watch(mca_btl_pvrdma_module_t *module, int count)
 {
@@ -263,6 +326,9 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
                 count += mca_btl_pvrdma_endpoint_progress_pending(ep);
             }
         }
+    }
+    if (OPAL_UNLIKELY(module->sq_posted > 0)) {
+        kick_watch(module);
     }
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_VERBOSE_ON(10))) {
         stall_watch(module, count);

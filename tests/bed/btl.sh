@@ -6,9 +6,10 @@
 # may carry data (--mca pml ob1 --mca btl pvrdma,self): no tcp, no vader.
 # Every byte of every message is checked by tests/mpi/mpi_check.
 #   BTL_QUICK=1   message sizes up to 1 MiB only (development)
-#   BTL_ONLY="…"  run only these sections: 2x1 copy profile read msgsize 4x2 bad pingpong
-#                 (unset: all but 4x2, which tests/run gives a 4-guest bed of
-#                 its own, tests/bed/btl-4x2.sh)
+#   BTL_TESTS="…" mpi_check tests of the 2x1 section (unset: all)
+#   BTL_ONLY="…"  run only these sections: 2x1 copy kick profile read msgsize 4x2 bad pingpong
+#                 (unset: all but 4x2, which needs 4 guests: tests/bed/hosts4.sh
+#                 runs it on its boot)
 # Every mode a section names is proven from the run: the BTL prints its
 # counts of RDMA WRITEs and READs at close (btl_base_verbose 10) and
 # check_ops (lib.sh) asserts them.
@@ -37,8 +38,9 @@ check_output "btl: ompi_info lists pvrdma and its parameters" 60 'btl_pvrdma_sig
 # 1. Everything across 2 hosts with the automatic profile.  btl_base_verbose
 #    shows which BTL carries the traffic and what the BTL chose.
 if want 2x1; then
+    # shellcheck disable=SC2086  # BTL_TESTS: test names
     mpi_check_run "btl 2x1" 900 -np 2 --map-by node "${BTL[@]}" --mca btl_base_verbose 10 -- \
-        "${SIZE_ARGS[@]}"
+        "${SIZE_ARGS[@]}" ${BTL_TESTS:-}
     log=$(log_name "btl 2x1")
     if grep -q 'Using pvrdma btl for send to .* on node node2' "$log" &&
        grep -q 'btl:pvrdma: connected to node2' "$log"; then
@@ -71,6 +73,24 @@ if want copy; then
         pass "btl: btl_pvrdma_rdma_write off gives send/recv-only rendezvous" ||
         fail "btl: btl_pvrdma_rdma_write off gives send/recv-only rendezvous" "no 'RDMA none' line (log: $log)"
     check_ops "btl send/recv only: 4 MiB messages moved without any RDMA op" "w == 0 && r == 0" "$log"
+fi
+
+# 1c. The stall kick (btl_pvrdma_stall_kick): rank 1 computes for 4 s before
+#     it receives (mpi_check idle), so rank 0's last, unsignalled WRs to it
+#     see no completion; with a 1 s kick the watch must post its signalled
+#     credit-only message, which arrives as credits only (data checked, exit
+#     0) and is counted at close.  (What it is for, an RC SEND that SoftRoCE
+#     neither delivered nor failed, cannot be made on demand here.)
+if want kick; then
+    mpi_check_run "btl stall kick" 300 -np 2 --map-by node "${BTL[@]}" \
+        --mca btl_base_verbose 10 --mca btl_pvrdma_stall_kick 1 -- idle
+    log=$(log_name "btl stall kick")
+    kicks=$(sed -nE 's/.*btl:pvrdma: closed .*; ([0-9]+) stall kicks.*/\1/p' "$log" | sort -n | tail -n 1)
+    if [ "${kicks:-0}" -ge 1 ] && grep -q 'btl:pvrdma: kicked peer .* none completed for' "$log"; then
+        pass "btl stall kick: a send queue idle for 1 s was kicked ($kicks kicks; $(grep -m 1 -o 'kicked peer .*' "$log" | cut -c1-120))"
+    else
+        fail "btl stall kick: a send queue idle for 1 s was kicked" "kicks at close: ${kicks:-none}, no 'kicked peer' line (log: $log)"
+    fi
 fi
 
 # 2. The PVRDMA profile by hand: per-QP receive queues (PVRDMA hosts
@@ -129,6 +149,10 @@ btl_pvrdma_gid_index: +97$' \
     check_fails "btl: eager limit too small is a clear error" 180 'eager limit is too small
 btl_pvrdma_eager_limit: +16$' \
         "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_eager_limit 16 \
+        "$MPI_TESTS/mpi_check" --quick p2p
+    check_fails "btl: negative stall kick is a clear error" 180 'negative btl_pvrdma_stall_kick
+btl_pvrdma_stall_kick: +-1$' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_stall_kick -1 \
         "$MPI_TESTS/mpi_check" --quick p2p
     check_fails "btl: malformed if_include is a clear error" 180 'could not parse the value of MCA parameter btl_pvrdma_if_include
 Value: +rxe0:x$' \

@@ -10,7 +10,10 @@
  * of ranks on one host), allpairs (every rank with every other at once, 3
  * sizes: the many-peers test), flood (thousands of in-flight Isends to one peer),
  * allreduce, alltoall, alltoallv, bcast, dtype (non-contiguous derived
- * datatype), ssend.  Default: all.
+ * datatype), ssend.  Default: all of these.  Run only when named: idle
+ * (rank 1 computes for 4 s, no MPI call, before it receives what rank 0
+ * sent and answers; rank 0 waits in MPI_Recv: the sender's last WRs wait
+ * that long for any completion, which the BTL's stall kick meets).
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
@@ -540,19 +543,57 @@ static void test_ssend(void)
     }
 }
 
+/* idle: rank 0 sends 3 small (eager) messages to rank 1 and waits in
+ * MPI_Recv for the answer while rank 1 computes for 4 s without calling
+ * MPI; then rank 1 receives them and answers.  On the sender the last,
+ * unsignalled WRs to rank 1 see no completion for those 4 s: the state a
+ * lost packet leaves, which the BTL's stall watch kicks
+ * (btl_pvrdma_stall_kick); the kick must arrive as nothing but credits. */
+static void test_idle(void)
+{
+    enum { N = 3, LEN = 100 };
+    unsigned char b[LEN + N];
+    MPI_Status st;
+
+    if (rank == 0) {
+        for (int i = 0; i < N && !why[0]; ++i) {
+            tp_fill(b, LEN + i, msg_key("idle", (uint64_t) i, 0, 1));
+            MPI_Send(b, LEN + i, MPI_BYTE, 1, 11, MPI_COMM_WORLD);
+        }
+        memset(b, 0, sizeof(b));
+        MPI_Recv(b, LEN, MPI_BYTE, 1, 12, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "idle")) {
+            (void) check(b, LEN, msg_key("idle", N, 1, 0), "idle", 1);
+        }
+    } else if (rank == 1) {
+        sleep(4);
+        for (int i = 0; i < N; ++i) {
+            memset(b, 0, sizeof(b));
+            MPI_Recv(b, LEN + i, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &st);
+            if (!check_count(&st, (size_t) LEN + i, "idle")) {
+                (void) check(b, LEN + i, msg_key("idle", (uint64_t) i, 0, 1), "idle", 0);
+            }
+        }
+        tp_fill(b, LEN, msg_key("idle", N, 1, 0));
+        MPI_Send(b, LEN, MPI_BYTE, 0, 12, MPI_COMM_WORLD);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 
 struct test {
     const char *name;
     void (*fn)(void);
+    int named_only;   /* run only when named on the command line */
 };
 
 static const struct test tests[] = {
-    {"p2p", test_p2p},           {"nb", test_nb},           {"same_host", test_same_host},
-    {"allpairs", test_allpairs},
-    {"flood", test_flood},       {"allreduce", test_allreduce},
-    {"alltoall", test_alltoall}, {"alltoallv", test_alltoallv},
-    {"bcast", test_bcast},       {"dtype", test_dtype},     {"ssend", test_ssend},
+    {"p2p", test_p2p, 0},             {"nb", test_nb, 0},
+    {"same_host", test_same_host, 0}, {"allpairs", test_allpairs, 0},
+    {"flood", test_flood, 0},         {"allreduce", test_allreduce, 0},
+    {"alltoall", test_alltoall, 0},   {"alltoallv", test_alltoallv, 0},
+    {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
+    {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
 };
 
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */
@@ -618,7 +659,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); ++t) {
-        int selected = nonly == 0;
+        int selected = nonly == 0 && !tests[t].named_only;
         for (int k = 0; k < nonly; ++k) {
             selected |= !strcmp(only[k], tests[t].name);
         }
