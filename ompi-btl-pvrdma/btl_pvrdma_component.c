@@ -211,8 +211,9 @@ static int pvrdma_component_register(void)
             "peer (a kick), again after as long, at most 5 times per stall: the new "
             "request makes the RC requester resend or fail what it had given up on "
             "(seen with SoftRoCE under load: an unsignalled SEND neither delivered nor "
-            "failed, both QPs RTS). A healthy peer costs one message per idle period. "
-            "0: never. Default: 10", NULL, OPAL_INFO_LVL_9, &c->stall_kick_s);
+            "failed, both QPs RTS). Never less than RC's own retry window "
+            "(ACK timeout x (rc_retry_count + 1)). A healthy peer costs one message per "
+            "idle period. 0: never. Default: 10", NULL, OPAL_INFO_LVL_9, &c->stall_kick_s);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

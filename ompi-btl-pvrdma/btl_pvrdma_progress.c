@@ -227,9 +227,24 @@ static void stall_report(mca_btl_pvrdma_module_t *module)
  * PVRDMA model).  A peer that is merely idle after our last unsignalled
  * WRs gets one such message, which retires them.
  */
+/** How long a WR may legitimately wait: RC resends a request after the ACK
+ *  timeout (4.096 us x 2^rc_timeout) up to rc_retry_count times and then
+ *  fails it.  A kick before that only adds traffic to a fabric that is
+ *  already resending (rxe bed, 4 x 8 ranks with a 2.1 s ACK timeout: 855
+ *  kicks at 10 s in one all-to-all, none needed).  0: no ACK timeout. */
+static uint64_t rc_retry_window_us(void)
+{
+    const mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+
+    if (c->rc_timeout <= 0 || c->rc_timeout > 31) {
+        return 0;
+    }
+    return ((4096ull << c->rc_timeout) / 1000u) * (uint64_t) (c->rc_retry_count + 1);
+}
+
 static void kick_watch(mca_btl_pvrdma_module_t *module)
 {
-    const uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
+    uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
     mca_btl_pvrdma_endpoint_t *ep;
     uint64_t now;
 
@@ -243,6 +258,9 @@ static void kick_watch(mca_btl_pvrdma_module_t *module)
         return;
     }
     module->watch_next_us = now + 1000000u;
+    if (kick_us < rc_retry_window_us()) {
+        kick_us = rc_retry_window_us();
+    }
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if (0 == ep->ring_count || MCA_BTL_PVRDMA_EP_CONNECTED != ep->state ||
             ep->sends_retired != ep->kick_seen || 0 == ep->kick_since_us) {

@@ -75,9 +75,10 @@ if want copy; then
     check_ops "btl send/recv only: 4 MiB messages moved without any RDMA op" "w == 0 && r == 0" "$log"
 fi
 
-# 1c. The stall kick (btl_pvrdma_stall_kick): rank 1 computes for 4 s before
+# 1c. The stall kick (btl_pvrdma_stall_kick): rank 1 computes for 6 s before
 #     it receives (mpi_check idle), so rank 0's last, unsignalled WRs to it
-#     see no completion; with a 1 s kick the watch must post its signalled
+#     see no completion; with a 1 s kick (raised to RC's retry window, 2.1 s
+#     with the default timers) the watch must post its signalled
 #     credit-only message, which arrives as credits only (data checked, exit
 #     0) and is counted at close.  (What it is for, an RC SEND that SoftRoCE
 #     neither delivered nor failed, cannot be made on demand here.)

@@ -11,7 +11,7 @@
  * sizes: the many-peers test), flood (thousands of in-flight Isends to one peer),
  * allreduce, alltoall, alltoallv, bcast, dtype (non-contiguous derived
  * datatype), ssend.  Default: all of these.  Run only when named: idle
- * (rank 1 computes for 4 s, no MPI call, before it receives what rank 0
+ * (rank 1 computes for 6 s, no MPI call, before it receives what rank 0
  * sent and answers; rank 0 waits in MPI_Recv: the sender's last WRs wait
  * that long for any completion, which the BTL's stall kick meets).
  *
@@ -544,9 +544,9 @@ static void test_ssend(void)
 }
 
 /* idle: rank 0 sends 3 small (eager) messages to rank 1 and waits in
- * MPI_Recv for the answer while rank 1 computes for 4 s without calling
+ * MPI_Recv for the answer while rank 1 computes for 6 s without calling
  * MPI; then rank 1 receives them and answers.  On the sender the last,
- * unsignalled WRs to rank 1 see no completion for those 4 s: the state a
+ * unsignalled WRs to rank 1 see no completion for those 6 s: the state a
  * lost packet leaves, which the BTL's stall watch kicks
  * (btl_pvrdma_stall_kick); the kick must arrive as nothing but credits. */
 static void test_idle(void)
@@ -566,7 +566,7 @@ static void test_idle(void)
             (void) check(b, LEN, msg_key("idle", N, 1, 0), "idle", 1);
         }
     } else if (rank == 1) {
-        sleep(4);
+        sleep(6);  /* > the kick at 1 s, RC's retry window (2.1 s) and the 1 s look */
         for (int i = 0; i < N; ++i) {
             memset(b, 0, sizeof(b));
             MPI_Recv(b, LEN + i, MPI_BYTE, 0, 11, MPI_COMM_WORLD, &st);
