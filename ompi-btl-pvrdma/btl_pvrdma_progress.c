@@ -214,19 +214,6 @@ static void stall_report(mca_btl_pvrdma_module_t *module)
  *  the stall report (btl_base_verbose 10). */
 #define MCA_BTL_PVRDMA_KICKS_MAX 5
 
-/**
- * Kick peers whose send queue has held WRs for btl_pvrdma_stall_kick
- * seconds without one of them completing.  Most WRs are unsignalled, so a
- * lost last SEND shows nothing: SoftRoCE under load was seen to neither
- * resend nor fail one (both QPs RTS, the peer one message short, for
- * minutes).  A new signalled request on the QP ends that either way: the
- * responder acknowledges everything before it or answers the gap with a
- * sequence NAK, and the requester resends from the gap; a dead peer makes
- * it fail with retry-exceeded, which is reported.  A kick is a credit-only
- * message (a SEND, so it works where RDMA WRITE does not, as on QEMU's
- * PVRDMA model).  A peer that is merely idle after our last unsignalled
- * WRs gets one such message, which retires them.
- */
 /** How long a WR may legitimately wait: RC resends a request after the ACK
  *  timeout (4.096 us x 2^rc_timeout) up to rc_retry_count times and then
  *  fails it.  A kick before that only adds traffic to a fabric that is
@@ -242,6 +229,19 @@ static uint64_t rc_retry_window_us(void)
     return ((4096ull << c->rc_timeout) / 1000u) * (uint64_t) (c->rc_retry_count + 1);
 }
 
+/**
+ * Kick peers whose send queue has held WRs for btl_pvrdma_stall_kick
+ * seconds (at least rc_retry_window_us()) without one of them completing.  Most WRs are unsignalled, so a
+ * lost last SEND shows nothing: SoftRoCE under load was seen to neither
+ * resend nor fail one (both QPs RTS, the peer one message short, for
+ * minutes).  A new signalled request on the QP ends that either way: the
+ * responder acknowledges everything before it or answers the gap with a
+ * sequence NAK, and the requester resends from the gap; a dead peer makes
+ * it fail with retry-exceeded, which is reported.  A kick is a credit-only
+ * message (a SEND, so it works where RDMA WRITE does not, as on QEMU's
+ * PVRDMA model).  A peer that is merely idle after our last unsignalled
+ * WRs gets one such message, which retires them.
+ */
 static void kick_watch(mca_btl_pvrdma_module_t *module)
 {
     uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
