@@ -245,10 +245,12 @@ static uint64_t rc_retry_window_us(void)
 static void kick_watch(mca_btl_pvrdma_module_t *module)
 {
     uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
+    uint64_t window;
     mca_btl_pvrdma_endpoint_t *ep;
     uint64_t now;
 
-    if (0 == module->sq_posted || 0 == kick_us || module->fatal ||
+    /* the caller checked that send WRs are in flight */
+    if (0 == kick_us || module->fatal ||
         ++module->watch_calls < MCA_BTL_PVRDMA_WATCH_CALLS) {
         return;
     }
@@ -258,8 +260,9 @@ static void kick_watch(mca_btl_pvrdma_module_t *module)
         return;
     }
     module->watch_next_us = now + 1000000u;
-    if (kick_us < rc_retry_window_us()) {
-        kick_us = rc_retry_window_us();
+    window = rc_retry_window_us();
+    if (kick_us < window) {
+        kick_us = window;
     }
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if (0 == ep->ring_count || MCA_BTL_PVRDMA_EP_CONNECTED != ep->state ||

@@ -104,7 +104,7 @@ sub_suite() {
 # the tier's time on this slow device model); over pml ucx up to 256 KiB
 # (UCP's rendezvous starts at 80 KiB there; its send/recv-only path moves
 # larger messages at well under 1 MB/s on this model, and the UCP tag check
-# above covers 0..4 MiB)
+# below covers 0..4 MiB)
 TIER_MPI_TESTS="p2p nb allpairs flood allreduce alltoall alltoallv bcast dtype ssend"
 if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
     sub_suite "btl 2x1: p2p
