@@ -85,6 +85,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int connect_retries;
     int cm_poll_interval;
     int stall_kick_s;       /**< seconds before a stalled send queue is kicked, 0 = off */
+    int keepalive_s;        /**< seconds of silence before an idle peer is probed, 0 = off */
 
     /* fragment lists */
     int free_list_num;
@@ -187,6 +188,7 @@ typedef struct mca_btl_pvrdma_module_t {
     uint32_t watch_calls;     /**< progress calls since the stall watch read the clock */
     uint64_t watch_next_us;   /**< when the stall watch looks at the send queues next */
     uint64_t stall_kicks;     /**< kicks posted (printed at close) */
+    uint64_t keepalives;      /**< keepalive probes posted (printed at close) */
 
     /* RDMA WRs this module posted, printed by mca_btl_pvrdma_finalize ("closed
      * <dev>:<port>: ..."): the bed tests prove from these counts how the

@@ -214,6 +214,15 @@ static int pvrdma_component_register(void)
             "failed, both QPs RTS). Never less than RC's own retry window "
             "(ACK timeout x (rc_retry_count + 1)). A healthy peer costs one message per "
             "idle period. 0: never. Default: 10", NULL, OPAL_INFO_LVL_9, &c->stall_kick_s);
+    c->keepalive_s = 20;
+    reg_int("keepalive", "Seconds a connected peer may stay silent (nothing received "
+            "from it, nothing of ours completed by it) while this process calls MPI "
+            "before the BTL probes it with one signalled credit message: a peer whose "
+            "process or host died, or whose link is down, then fails the probe with "
+            "retry-exceeded within RC's retry window and the job ends with a message "
+            "naming both hosts, instead of waiting for ever in a receive. Costs one "
+            "message per silent peer per period (a SEND doorbell here, a receive "
+            "repost there). 0: never. Default: 20", NULL, OPAL_INFO_LVL_6, &c->keepalive_s);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

@@ -44,6 +44,7 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->recvs_done = 0;
     ep->sends_retired = ep->kick_seen = ep->kick_since_us = 0;
     ep->kicks = 0;
+    ep->alive_seen = ep->alive_since_us = 0;
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
 }
 

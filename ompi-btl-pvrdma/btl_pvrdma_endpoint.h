@@ -70,6 +70,9 @@ struct mca_btl_base_endpoint_t {
     uint64_t kick_seen;      /**< sends_retired when the stall watch last looked */
     uint64_t kick_since_us;  /**< since when the ring has held WRs without progress */
     uint32_t kicks;          /**< kicks posted in the current stall */
+    /* keepalive (btl_pvrdma_progress.c) */
+    uint64_t alive_seen;     /**< recvs_done + sends_retired when last looked */
+    uint64_t alive_since_us; /**< since when the peer has shown no sign of life */
 
     opal_list_t pending;     /**< fragments waiting for connection/credits/SQ */
 };

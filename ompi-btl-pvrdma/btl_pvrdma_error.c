@@ -6,6 +6,7 @@
  */
 #include "opal_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,25 @@
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
 
-/** Hand the failure to the PML (which aborts); without one, exit here. */
+static const char *peer_host(mca_btl_pvrdma_endpoint_t *ep)
+{
+    const char *h = (NULL != ep && NULL != ep->proc) ? opal_get_proc_hostname(ep->proc) : NULL;
+    return NULL != h ? h : "(unknown)";
+}
+
+/** Hand the failure to the PML (which aborts); without one, exit here.
+ *  The one line with both hosts, the device and the reason comes first:
+ *  the PML's handler does not return, and a help text can be lost when the
+ *  runtime itself cannot reach the dead peer's node (seen on the bed with
+ *  the peer's link down: ORTE_ERROR_LOG "Out of resource" in show_help). */
 static void pvrdma_fatal(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
                          const char *what)
 {
+    if (!module->fatal) {
+        opal_output(0, "btl:pvrdma: %s -> %s (%s:%d): %s; aborting the job",
+                    opal_process_info.nodename, peer_host(ep), module->port.dev_name,
+                    (int) module->port.port_num, what);
+    }
     module->fatal = true;
     if (NULL != ep) {
         ep->state = MCA_BTL_PVRDMA_EP_FAILED;
@@ -29,14 +45,7 @@ static void pvrdma_fatal(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoin
                          NULL != ep ? ep->proc : NULL, (char *) what);
     }
     /* The PML's handler normally does not return; make sure we never hang. */
-    opal_output(0, "btl:pvrdma: fatal error (%s); aborting", what);
     abort();
-}
-
-static const char *peer_host(mca_btl_pvrdma_endpoint_t *ep)
-{
-    const char *h = (NULL != ep && NULL != ep->proc) ? opal_get_proc_hostname(ep->proc) : NULL;
-    return NULL != h ? h : "(unknown)";
 }
 
 void mca_btl_pvrdma_error_verbs(mca_btl_pvrdma_module_t *module, const char *call, int err)
@@ -46,16 +55,31 @@ void mca_btl_pvrdma_error_verbs(mca_btl_pvrdma_module_t *module, const char *cal
                    (int) module->port.port_num, call, err, strerror(err));
 }
 
-void mca_btl_pvrdma_error_completion(mca_btl_pvrdma_module_t *module,
-                                     mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc)
+void mca_btl_pvrdma_error_device(mca_btl_pvrdma_module_t *module, const char *call, int err)
 {
+    if (!module->fatal) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "device call failed", true,
+                       opal_process_info.nodename, module->port.dev_name,
+                       (int) module->port.port_num, call, err, strerror(err));
+    }
+    pvrdma_fatal(module, NULL, call);
+}
+
+void mca_btl_pvrdma_error_completion(mca_btl_pvrdma_module_t *module,
+                                     mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc,
+                                     const char *what)
+{
+    char why[160];
+
     if (!module->fatal) {
         opal_show_help(MCA_BTL_PVRDMA_HELP, "completion error", true,
                        opal_process_info.nodename, peer_host(ep), module->port.dev_name,
                        (int) module->port.port_num, ibv_wc_status_str(wc->status),
-                       (int) wc->status, (int) wc->opcode, wc->qp_num, wc->vendor_err);
+                       (int) wc->status, what, wc->qp_num, wc->vendor_err);
     }
-    pvrdma_fatal(module, ep, "work completion error");
+    snprintf(why, sizeof(why), "work completion error: %s (status %d) on a %s",
+             ibv_wc_status_str(wc->status), (int) wc->status, what);
+    pvrdma_fatal(module, ep, why);
 }
 
 void mca_btl_pvrdma_error_post(mca_btl_pvrdma_endpoint_t *ep, const char *call, int err)

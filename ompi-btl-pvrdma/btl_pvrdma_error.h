@@ -24,10 +24,14 @@ struct mca_btl_base_endpoint_t;
 /** @brief A verbs call failed while setting up @p module. */
 void mca_btl_pvrdma_error_verbs(mca_btl_pvrdma_module_t *module, const char *call, int err);
 
+/** @brief The CQ or SRQ failed while running (a broken device): fatal,
+ *  never a job that spins on a dead queue. */
+void mca_btl_pvrdma_error_device(mca_btl_pvrdma_module_t *module, const char *call, int err);
+
 /** @brief A work completion came back with an error status: fatal. */
 void mca_btl_pvrdma_error_completion(mca_btl_pvrdma_module_t *module,
-                                     struct mca_btl_base_endpoint_t *ep,
-                                     const struct ibv_wc *wc);
+                                     struct mca_btl_base_endpoint_t *ep, const struct ibv_wc *wc,
+                                     const char *what);
 
 /** @brief Posting a work request failed (QP broken): fatal. */
 void mca_btl_pvrdma_error_post(struct mca_btl_base_endpoint_t *ep, const char *call, int err);

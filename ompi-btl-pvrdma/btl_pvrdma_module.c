@@ -167,8 +167,19 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
         return OPAL_ERR_BAD_PARAM;
     }
     if (mca_btl_pvrdma_component.stall_kick_s < 0) {
-        opal_show_help(MCA_BTL_PVRDMA_HELP, "bad stall kick", true, opal_process_info.nodename,
-                       mca_btl_pvrdma_component.stall_kick_s);
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, "btl_pvrdma_stall_kick",
+                       opal_process_info.nodename, "btl_pvrdma_stall_kick",
+                       mca_btl_pvrdma_component.stall_kick_s,
+                       "how long a peer's send queue may wait for a completion before the "
+                       "BTL posts a kick message to it", 10);
+        return OPAL_ERR_BAD_PARAM;
+    }
+    if (mca_btl_pvrdma_component.keepalive_s < 0) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, "btl_pvrdma_keepalive",
+                       opal_process_info.nodename, "btl_pvrdma_keepalive",
+                       mca_btl_pvrdma_component.keepalive_s,
+                       "how long a connected peer may stay silent before the BTL probes it",
+                       20);
         return OPAL_ERR_BAD_PARAM;
     }
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
@@ -373,12 +384,13 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
         MCA_BTL_PVRDMA_VERBOSE(10, "closed %s:%d: %" PRIu64 " RDMA WRITEs (largest %" PRIu64
                                " B), %" PRIu64 " RDMA READs (largest %" PRIu64
                                " B), %d CQ arms, %d CQ events; %u peers connected at most, "
-                               "%u CQ entries (%u for sends); %" PRIu64 " stall kicks",
+                               "%u CQ entries (%u for sends); %" PRIu64 " stall kicks, %" PRIu64
+                               " keepalive probes",
                                module->port.dev_name, module->port.port_num,
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
                                module->rdma_read_max, 0, 0, module->peers_max,
                                module->plan.cq_depth, module->plan.send_budget,
-                               module->stall_kicks);
+                               module->stall_kicks, module->keepalives);
         mca_btl_pvrdma_print_retries(module);
     }
 

@@ -85,8 +85,9 @@ static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
 /** Repost, return credits and restart queued sends for the peers seen. */
 static void finish_batch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t **eps, int n)
 {
-    if (NULL != module->srq) {
-        (void) mca_btl_pvrdma_srq_refill(module);
+    if (NULL != module->srq && OPAL_ERROR == mca_btl_pvrdma_srq_refill(module)) {
+        mca_btl_pvrdma_error_device(module, "ibv_post_srq_recv", EIO);
+        return;
     }
     for (int i = 0; i < n; ++i) {
         mca_btl_pvrdma_endpoint_t *ep = eps[i];
@@ -105,6 +106,19 @@ static void finish_batch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoin
     }
 }
 
+/** What a failed send-side WR was, from our own record of it: the verbs
+ *  contract leaves wc.opcode undefined in error completions. */
+static const char *op_name(const mca_btl_pvrdma_frag_t *frag, enum ibv_wc_status status)
+{
+    if (IBV_WC_WR_FLUSH_ERR == status) {
+        return "flushed (an earlier WR on this QP failed)";
+    }
+    if (MCA_BTL_PVRDMA_FRAG_RDMA != frag->kind) {
+        return "send (message, credit return or keepalive probe)";
+    }
+    return IBV_WR_RDMA_READ == frag->wr.send.opcode ? "RDMA READ" : "RDMA WRITE";
+}
+
 static int poll_cq(mca_btl_pvrdma_module_t *module)
 {
     struct ibv_wc wc[MCA_BTL_PVRDMA_POLL_BATCH];
@@ -113,7 +127,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
 
     n = ibv_poll_cq(module->cq, MCA_BTL_PVRDMA_POLL_BATCH, wc);
     if (OPAL_UNLIKELY(n < 0)) {
-        mca_btl_pvrdma_error_verbs(module, "ibv_poll_cq", EIO);
+        mca_btl_pvrdma_error_device(module, "ibv_poll_cq", EIO);
         return 0;
     }
     for (int i = 0; i < n; ++i) {
@@ -126,7 +140,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
                 if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
                     continue;
                 }
-                mca_btl_pvrdma_error_completion(module, ep, &wc[i]);
+                mca_btl_pvrdma_error_completion(module, ep, &wc[i], "receive");
                 continue;
             }
             handle_recv(module, frag, ep, &wc[i]);
@@ -143,7 +157,8 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
             if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
                 continue;
             }
-            mca_btl_pvrdma_error_completion(module, ep, &wc[i]);
+            mca_btl_pvrdma_error_completion(module, ep, &wc[i],
+                                            op_name(frag, wc[i].status));
             continue;
         }
         mca_btl_pvrdma_endpoint_ring_complete(ep, frag, OPAL_SUCCESS);
@@ -231,27 +246,93 @@ static uint64_t rc_retry_window_us(void)
 
 /**
  * Kick peers whose send queue has held WRs for btl_pvrdma_stall_kick
- * seconds (at least rc_retry_window_us()) without one of them completing.  Most WRs are unsignalled, so a
- * lost last SEND shows nothing: SoftRoCE under load was seen to neither
- * resend nor fail one (both QPs RTS, the peer one message short, for
- * minutes).  A new signalled request on the QP ends that either way: the
- * responder acknowledges everything before it or answers the gap with a
- * sequence NAK, and the requester resends from the gap; a dead peer makes
- * it fail with retry-exceeded, which is reported.  A kick is a credit-only
- * message (a SEND, so it works where RDMA WRITE does not, as on QEMU's
- * PVRDMA model).  A peer that is merely idle after our last unsignalled
- * WRs gets one such message, which retires them.
+ * seconds (at least rc_retry_window_us()) without one of them completing.
+ * Most WRs are unsignalled, so a lost last SEND shows nothing: SoftRoCE
+ * under load was seen to neither resend nor fail one (both QPs RTS, the
+ * peer one message short, for minutes).  A new signalled request on the QP
+ * ends that either way: the responder acknowledges everything before it or
+ * answers the gap with a sequence NAK, and the requester resends from the
+ * gap; a dead peer makes it fail with retry-exceeded, which is reported.  A
+ * kick is a credit-only message (a SEND, so it works where RDMA WRITE does
+ * not, as on QEMU's PVRDMA model).  A peer that is merely idle after our
+ * last unsignalled WRs gets one such message, which retires them.
+ * @return true when @p ep's ring is empty (the keepalive's case).
  */
-static void kick_watch(mca_btl_pvrdma_module_t *module)
+static bool kick_watch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                       uint64_t now, uint64_t kick_us)
+{
+    if (0 == ep->ring_count || 0 == kick_us || ep->sends_retired != ep->kick_seen ||
+        0 == ep->kick_since_us) {
+        /* idle, or moved since the last look: a new period starts */
+        ep->kick_seen = ep->sends_retired;
+        ep->kick_since_us = now;
+        ep->kicks = 0;
+        return 0 == ep->ring_count;
+    }
+    if (ep->kicks >= MCA_BTL_PVRDMA_KICKS_MAX ||
+        now - ep->kick_since_us < (ep->kicks + 1) * kick_us) {
+        return false;
+    }
+    uint32_t posted = ep->ring_count, unsignalled = ep->unsignalled;
+
+    if (OPAL_SUCCESS == mca_btl_pvrdma_send_kick(module, ep)) {
+        ep->kicks++;
+        module->stall_kicks++;
+        MCA_BTL_PVRDMA_VERBOSE(10, "kicked peer %s: %u WRs posted (%u unsignalled), none "
+                               "completed for %" PRIu64 " s (kick %u of %d)",
+                               OPAL_NAME_PRINT(ep->proc->proc_name), posted, unsignalled,
+                               (now - ep->kick_since_us) / 1000000u, ep->kicks,
+                               MCA_BTL_PVRDMA_KICKS_MAX);
+    }
+    return false;
+}
+
+/**
+ * Probe a connected peer that has shown no sign of life for
+ * btl_pvrdma_keepalive seconds while our send queue to it is empty: nothing
+ * received from it, nothing of ours retired by it.  A rank that only waits
+ * to receive has nothing outstanding, so RC would never report a peer whose
+ * process, VM or link died and the job would wait for ever.  The probe is a
+ * signalled credit-only SEND (as a kick): a live peer's device acknowledges
+ * it (the peer's process need not be in MPI) and the peer's next look sees
+ * it as a sign of life from us, so two idle peers exchange about one
+ * message per period; a dead one fails it with retry-exceeded within RC's
+ * retry window, which ends the job through the completion-error path
+ * (both hosts, the device and the status).  Without a credit (the peer
+ * holds all of them) the probe waits for the next look.
+ */
+static void keepalive_watch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                            uint64_t now, uint64_t alive_us)
+{
+    uint64_t seen = ep->recvs_done + ep->sends_retired;
+
+    if (seen != ep->alive_seen || 0 == ep->alive_since_us) {
+        ep->alive_seen = seen;
+        ep->alive_since_us = now;
+        return;
+    }
+    if (now - ep->alive_since_us < alive_us ||
+        OPAL_SUCCESS != mca_btl_pvrdma_send_kick(module, ep)) {
+        return;
+    }
+    module->keepalives++;
+    ep->alive_since_us = now; /* its completion is the next sign of life */
+    MCA_BTL_PVRDMA_VERBOSE(20, "keepalive probe to peer %s (silent for %d s)",
+                           OPAL_NAME_PRINT(ep->proc->proc_name),
+                           mca_btl_pvrdma_component.keepalive_s);
+}
+
+/** Look at every connected peer about once a second: the stall kick and
+ *  the keepalive.  The clock is read every 1024 progress calls (a vDSO
+ *  read, no VM exit); the loop itself touches no device. */
+static void peer_watch(mca_btl_pvrdma_module_t *module)
 {
     uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
-    uint64_t window;
+    uint64_t alive_us = (uint64_t) mca_btl_pvrdma_component.keepalive_s * 1000000u;
+    uint64_t window, now;
     mca_btl_pvrdma_endpoint_t *ep;
-    uint64_t now;
 
-    /* the caller checked that send WRs are in flight */
-    if (0 == kick_us || module->fatal ||
-        ++module->watch_calls < MCA_BTL_PVRDMA_WATCH_CALLS) {
+    if (module->fatal || ++module->watch_calls < MCA_BTL_PVRDMA_WATCH_CALLS) {
         return;
     }
     module->watch_calls = 0;
@@ -261,32 +342,16 @@ static void kick_watch(mca_btl_pvrdma_module_t *module)
     }
     module->watch_next_us = now + 1000000u;
     window = rc_retry_window_us();
-    if (kick_us < window) {
+    if (0 != kick_us && kick_us < window) {
         kick_us = window;
     }
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
-        if (0 == ep->ring_count || MCA_BTL_PVRDMA_EP_CONNECTED != ep->state ||
-            ep->sends_retired != ep->kick_seen || 0 == ep->kick_since_us) {
-            /* idle, or moved since the last look: a new period starts */
-            ep->kick_seen = ep->sends_retired;
-            ep->kick_since_us = now;
-            ep->kicks = 0;
+        if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state) {
+            ep->kick_since_us = ep->alive_since_us = 0;
             continue;
         }
-        if (ep->kicks >= MCA_BTL_PVRDMA_KICKS_MAX ||
-            now - ep->kick_since_us < (ep->kicks + 1) * kick_us) {
-            continue;
-        }
-        uint32_t posted = ep->ring_count, unsignalled = ep->unsignalled;
-
-        if (OPAL_SUCCESS == mca_btl_pvrdma_send_kick(module, ep)) {
-            ep->kicks++;
-            module->stall_kicks++;
-            MCA_BTL_PVRDMA_VERBOSE(10, "kicked peer %s: %u WRs posted (%u unsignalled), none "
-                                   "completed for %" PRIu64 " s (kick %u of %d)",
-                                   OPAL_NAME_PRINT(ep->proc->proc_name), posted,
-                                   unsignalled, (now - ep->kick_since_us) / 1000000u,
-                                   ep->kicks, MCA_BTL_PVRDMA_KICKS_MAX);
+        if (kick_watch(module, ep, now, kick_us) && 0 != alive_us) {
+            keepalive_watch(module, ep, now, alive_us);
         }
     }
 }
@@ -348,8 +413,8 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
             }
         }
     }
-    if (OPAL_UNLIKELY(module->sq_posted > 0)) {
-        kick_watch(module);
+    if (module->sq_posted > 0 || mca_btl_pvrdma_component.keepalive_s > 0) {
+        peer_watch(module);
     }
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_VERBOSE_ON(10))) {
         stall_watch(module, count);

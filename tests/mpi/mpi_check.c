@@ -4,7 +4,7 @@
  * @file mpi_check.c
  * @brief Transport-agnostic MPI correctness checks: every byte verified.
  *
- * Usage: mpi_check [--max-size BYTES] [--isends N] [--quick] [TEST...]
+ * Usage: mpi_check [--max-size BYTES] [--isends N] [--wait S] [--quick] [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
  * of ranks on one host), allpairs (every rank with every other at once, 3
@@ -13,7 +13,10 @@
  * datatype), ssend.  Default: all of these.  Run only when named: idle
  * (rank 1 computes for 6 s, no MPI call, before it receives what rank 0
  * sent and answers; rank 0 waits in MPI_Recv: the sender's last WRs wait
- * that long for any completion, which the BTL's stall kick meets).
+ * that long for any completion, which the BTL's stall kick meets),
+ * peerwait (rank 0 waits in MPI_Recv while rank 1 computes --wait S
+ * seconds, default 30, then answers: the keepalive's case; the bed takes
+ * rank 1's host down or kills it meanwhile and expects the job to end).
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
@@ -33,6 +36,7 @@
 static int rank, nprocs;
 static size_t max_size = 16u << 20;
 static int flood_count = 4000;
+static int wait_s = 30;     /* peerwait: how long rank 1 computes */
 static char why[256];      /* first failure of the current test on this rank */
 
 static void fail(const char *fmt, ...)
@@ -579,6 +583,48 @@ static void test_idle(void)
     }
 }
 
+/* peerwait: after one checked exchange (both directions connected) rank 0
+ * waits in MPI_Recv for rank 1, which computes for wait_s seconds without
+ * calling MPI and then answers.  Rank 0 has nothing in flight to rank 1 all
+ * that time: only a keepalive can tell it that rank 1's host died.  Rank 1
+ * says when it starts (the bed's cue to take its link down or kill it). */
+static void test_peerwait(void)
+{
+    enum { LEN = 4096 };
+    static unsigned char b[LEN];
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hlen;
+    MPI_Status st;
+
+    if (rank == 0) {
+        tp_fill(b, LEN, msg_key("peerwait", 0, 0, 1));
+        MPI_Send(b, LEN, MPI_BYTE, 1, 13, MPI_COMM_WORLD);
+        memset(b, 0, LEN);
+        MPI_Recv(b, LEN, MPI_BYTE, 1, 14, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "peerwait")) {
+            (void) check(b, LEN, msg_key("peerwait", 1, 1, 0), "peerwait", 1);
+        }
+        memset(b, 0, LEN);
+        MPI_Recv(b, LEN, MPI_BYTE, 1, 15, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "peerwait")) {
+            (void) check(b, LEN, msg_key("peerwait", 2, 1, 0), "peerwait", 1);
+        }
+    } else if (rank == 1) {
+        MPI_Recv(b, LEN, MPI_BYTE, 0, 13, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "peerwait")) {
+            (void) check(b, LEN, msg_key("peerwait", 0, 0, 1), "peerwait", 0);
+        }
+        tp_fill(b, LEN, msg_key("peerwait", 1, 1, 0));
+        MPI_Send(b, LEN, MPI_BYTE, 0, 14, MPI_COMM_WORLD);
+        MPI_Get_processor_name(host, &hlen);
+        printf("peerwait: rank 1 on %s computes for %d s\n", host, wait_s);
+        fflush(stdout);
+        sleep((unsigned) wait_s);
+        tp_fill(b, LEN, msg_key("peerwait", 2, 1, 0));
+        MPI_Send(b, LEN, MPI_BYTE, 0, 15, MPI_COMM_WORLD);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 
 struct test {
@@ -594,6 +640,7 @@ static const struct test tests[] = {
     {"alltoall", test_alltoall, 0},   {"alltoallv", test_alltoallv, 0},
     {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
     {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
+    {"peerwait", test_peerwait, 1},
 };
 
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */
@@ -644,6 +691,8 @@ int main(int argc, char **argv)
             max_size = strtoull(argv[++i], NULL, 0);
         } else if (!strcmp(argv[i], "--isends") && i + 1 < argc) {
             flood_count = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
+            wait_s = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--quick")) {
             max_size = 1u << 20;
             flood_count = 1000;
