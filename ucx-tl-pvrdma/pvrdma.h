@@ -138,6 +138,7 @@ typedef struct uct_pvrdma_iface_config {
     unsigned                   rnr_retry;      /**< RNR retries (7 = inf) */
     double                     conn_timeout;   /**< seconds */
     double                     conn_retry;     /**< seconds */
+    double                     keepalive;      /**< seconds, 0 off */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
@@ -301,6 +302,12 @@ struct uct_pvrdma_ep {
     uct_pvrdma_slot_chunk_t    *slot_chunk;
     unsigned                   slot_index;
     uint64_t                   credits_seen; /**< cumulative value consumed */
+
+    /* keepalive (pvrdma_stall.c) */
+    uint64_t                   alive_seen;  /**< acked_sn + credits_seen */
+    ucs_time_t                 alive_since; /**< 0 or since when unchanged */
+    const char                 *fail_why;   /**< completion status of the
+                                                 failure, for its message */
 
     /* send/recv-only connection: credit messages land in these slots */
     struct {
@@ -491,6 +498,10 @@ struct uct_pvrdma_iface {
                                                     while work waits */
     int                        stall_reported; /**< pvrdma_stall.c */
     unsigned                   stall_kicks;    /**< in this stall */
+    unsigned                   watch_calls;    /**< progress calls since the
+                                                    keepalive read the clock */
+    ucs_time_t                 watch_next;     /**< its next look */
+    uint64_t                   keepalives;     /**< probes posted */
     /* the port's retry counters when opened: the difference is printed at
      * close (device-wide; tells a lost packet from a slow one) */
     struct pvrdma_common_retry_counters retries_at_open;
@@ -512,6 +523,7 @@ struct uct_pvrdma_iface {
         size_t                 max_get_zcopy;
         ucs_time_t             conn_timeout;
         ucs_time_t             conn_retry;
+        ucs_time_t             keepalive;   /**< 0: off */
         int                    credit_imm;
     } config;
 };
@@ -541,6 +553,8 @@ int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
+void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
+int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep);
 
 /* pvrdma_ep.c */
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);

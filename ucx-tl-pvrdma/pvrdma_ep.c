@@ -211,6 +211,8 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
     ucs_status_t err_status;
+    const char *why;
+    char gid[64];
 
     if (ep->state == UCT_PVRDMA_EP_FAILED) {
         return;
@@ -226,14 +228,20 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
     uct_pvrdma_ep_release_descs(ep, UINT64_MAX, status);
 
     /* The user's handler may destroy the ep: nothing may touch it after */
+    /* Unhandled (no error callback: e.g. Open MPI's pml ucx), this is
+     * fatal: say which hosts, device and completion status */
+    pvrdma_common_gid_str(&ep->peer_gid, gid, sizeof(gid));
+    why        = ep->fail_why;
     err_status = uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
                                          status);
     if (err_status != UCS_OK) {
         ucs_log(uct_base_iface_failure_log_level(&iface->super, err_status,
                                                  status),
-                "pvrdma: %s:%d: endpoint %p to peer failed: %s",
-                iface->md->dev_name, iface->port_num, ep,
-                ucs_status_string(status));
+                "pvrdma: %s %s:%d: connection to the peer at %s failed: %s%s%s",
+                ucs_get_host_name(), iface->md->dev_name, iface->port_num,
+                gid, ucs_status_string(status),
+                (why != NULL) ? ", completion status: " : "",
+                (why != NULL) ? why : "");
     }
 }
 
@@ -951,6 +959,29 @@ int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
 }
 
 
+/* pvrdma_stall.c's keepalive: a connected ep with no signalled WR in flight
+ * gets a signalled zero-length WRITE to the peer's scratch word (it also
+ * retires the unsignalled WRs before it, which alone never complete
+ * visibly).  The peer's
+ * device acknowledges it without its process (which may be computing); a
+ * dead peer fails it with retry-exceeded, and the ep fails through UCT
+ * error handling.  Only on connections with RDMA WRITE (a send/recv-only
+ * one would need a receive and a credit of the peer).  Returns 1 when
+ * posted. */
+int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || !iface->rdma_write_ok ||
+        (ep->credit_rx_len > 0) || (ep->txq.signaled > 0) ||
+        !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+        return 0;
+    }
+    return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;
+}
+
+
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
                                  uct_completion_t *comp)
 {
@@ -1044,6 +1075,9 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->conn_id     = iface->iface_uuid + (++iface->conn_seq);
     self->psn         = ucs_generate_uuid((uintptr_t)self) & 0xffffff;
     self->credits_seen    = 0;
+    self->alive_seen      = 0;
+    self->alive_since     = 0;
+    self->fail_why        = NULL;
     self->in_pending_list = 0;
     self->rev_chan        = NULL;
     ucs_queue_head_init(&self->outstanding);

@@ -154,6 +154,15 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_timeout),
      UCS_CONFIG_TYPE_TIME},
 
+    {"KEEPALIVE", "20s",
+     "Probe a connected peer that has shown no sign of life (nothing of ours\n"
+     "completed by it, no credits from it) for this long while the worker is\n"
+     "progressed: one signalled zero-length RDMA WRITE, which a dead peer\n"
+     "(process, VM or link) fails within RC's retry window, so the endpoint\n"
+     "fails through UCT error handling instead of a receive waiting for ever.\n"
+     "0 turns it off. Needs RDMA WRITE (not on send/recv-only connections).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, keepalive), UCS_CONFIG_TYPE_TIME},
+
     {"CONN_RETRY", "1s",
      "Resend an unanswered connection request after this time.",
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
@@ -421,6 +430,7 @@ static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
                 "pvrdma: %s:%d: send completion error on qp 0x%x: %s "
                 "(vendor_err 0x%x)", iface->md->dev_name, iface->port_num,
                 wc->qp_num, ibv_wc_status_str(wc->status), wc->vendor_err);
+        ep->fail_why = ibv_wc_status_str(wc->status);
         uct_pvrdma_ep_set_failed(ep, (status == UCS_ERR_CANCELED) ?
                                  UCS_ERR_CONNECTION_RESET : status);
     }
@@ -460,9 +470,11 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
 
     n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
     if (ucs_unlikely(n < 0)) {
-        ucs_error("pvrdma: %s:%d: ibv_poll_cq failed: %d",
+        /* a broken CQ delivers nothing any more: every wait would spin
+         * for ever, so end the process with the reason */
+        ucs_fatal("pvrdma: %s %s:%d: ibv_poll_cq failed (%d): the device "
+                  "cannot deliver completions (see dmesg)", ucs_get_host_name(),
                   iface->md->dev_name, iface->port_num, n);
-        return 0;
     }
 
     if ((n < (int)iface->config.poll_batch) && (iface->zombie_wait > 0)) {
@@ -631,6 +643,7 @@ out:
         uct_pvrdma_iface_progress_pending(iface);
     }
     uct_pvrdma_iface_stall_watch(iface, count);
+    uct_pvrdma_iface_keepalive_watch(iface);
     return count;
 }
 
@@ -1043,6 +1056,8 @@ uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
                                           1e-3, 1e9);
     bad |= uct_pvrdma_config_out_of_range("CONN_RETRY", config->conn_retry,
                                           1e-3, 1e9);
+    bad |= uct_pvrdma_config_out_of_range("KEEPALIVE", config->keepalive,
+                                          0, 1e9);
     if ((config->path_mtu != 0) &&
         ((config->path_mtu < 256) || (config->path_mtu > 4096) ||
          !ucs_is_pow2(config->path_mtu))) {
@@ -1143,6 +1158,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
         return UCS_ERR_INVALID_PARAM;
     }
     iface->config.conn_timeout  = ucs_time_from_sec(config->conn_timeout);
+    iface->config.keepalive     = ucs_time_from_sec(config->keepalive);
     iface->config.conn_retry    = ucs_time_from_sec(config->conn_retry);
     iface->config.credit_imm    = config->credit_imm;
 
@@ -1375,6 +1391,9 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->stall_since    = 0;
     self->stall_reported = 0;
     self->stall_kicks    = 0;
+    self->watch_calls    = 0;
+    self->watch_next     = 0;
+    self->keepalives     = 0;
     self->conn_seq       = 0;
 
     status = uct_pvrdma_iface_parse_dev_name(self,
@@ -1513,11 +1532,13 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
      * (UCX_PVRDMA_CQ_IDLE_POLLS).  Keep the wording: they parse it. */
     ucs_debug("pvrdma: %s:%d: iface %p ops: %" PRIu64 " RDMA READs (largest "
               "%" PRIu64 " B), %" PRIu64 " RDMA WRITEs (largest %" PRIu64
-              " B), %" PRIu64 " CQ arms, %" PRIu64 " CQ events",
+              " B), %" PRIu64 " CQ arms, %" PRIu64 " CQ events; %" PRIu64
+              " keepalive probes",
               self->md->dev_name, self->port_num, self,
               self->op_count.rdma_reads, self->op_count.rdma_read_max,
               self->op_count.rdma_writes, self->op_count.rdma_write_max,
-              self->op_count.cq_arms, self->op_count.cq_events);
+              self->op_count.cq_arms, self->op_count.cq_events,
+              self->keepalives);
     uct_pvrdma_iface_print_retries(self);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);

@@ -153,3 +153,60 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
         uct_pvrdma_iface_stall_report(iface);
     }
 }
+
+
+/** Progress calls between two clock reads of the keepalive (ucs_get_time
+ *  is a TSC read, no VM exit); the eps are looked at once a second. */
+#define UCT_PVRDMA_WATCH_CALLS      1024
+
+
+/*
+ * Keepalive (UCX_PVRDMA_KEEPALIVE): a rank that only waits to receive has
+ * nothing in flight, so RC never reports a peer whose process, VM or link
+ * died, and the receive would wait for ever.  A connected ep whose peer has
+ * shown no sign of life for the period (no WR of ours retired, no credits
+ * returned) while no signalled WR is in flight is probed (its last,
+ * unsignalled WRs would never show a completion: seen on the bed, an ep
+ * whose last AM was unsignalled was never probed and a dead peer's link
+ * went unnoticed) with uct_pvrdma_ep_probe: a
+ * live peer's device acknowledges it, a dead one fails it within RC's retry
+ * window (TIMEOUT x (RETRY_COUNT + 1), 2.1 s by default) and the ep fails
+ * through UCT error handling (fatal when UCP has no error callback, as under
+ * Open MPI's pml ucx).  Cost: one WRITE doorbell and one completion per
+ * silent ep per period; nothing at the peer's process.  An ep with a
+ * signalled WR in flight is left to RC (it completes or fails) and the
+ * stall kick.
+ */
+void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
+{
+    ucs_time_t now;
+    uct_pvrdma_ep_t *ep;
+    uint64_t seen;
+
+    if ((iface->config.keepalive == 0) ||
+        (++iface->watch_calls < UCT_PVRDMA_WATCH_CALLS)) {
+        return;
+    }
+    iface->watch_calls = 0;
+    now                = ucs_get_time();
+    if (now < iface->watch_next) {
+        return;
+    }
+    iface->watch_next = now + ucs_time_from_sec(1.0);
+
+    ucs_list_for_each(ep, &iface->eps, list) {
+        seen = ep->txq.acked_sn + ep->credits_seen;
+        if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0) ||
+            (seen != ep->alive_seen) || (ep->alive_since == 0)) {
+            ep->alive_seen  = seen;
+            ep->alive_since = now;
+            continue;
+        }
+        if (((now - ep->alive_since) >= iface->config.keepalive) &&
+            uct_pvrdma_ep_probe(ep)) {
+            ++iface->keepalives;
+            ep->alive_since = now; /* its completion is the next sign */
+            ucs_debug("pvrdma: keepalive probe on ep %p", ep);
+        }
+    }
+}
