@@ -12,7 +12,7 @@ peer_sh() {
 $(declare -f rd ib_devices pci_addr is_pvrdma dev_ports port_state link_layer gid_table gid_pick pick_port)
 $1"
     # The program goes on stdin: no quoting through the remote login shell.
-    timeout "${PEER_SH_TIMEOUT:-60}" "${SSH[@]}" "$PEER" bash -s <<<"$prog"
+    timeout "${PEER_SH_TIMEOUT:-60}" "${SSH[@]}" -- "$PEER" bash -s <<<"$prog"
 }
 
 # ping_ok SIZE: an ICMP echo of SIZE payload bytes, DF set, comes back.
@@ -111,7 +111,7 @@ perftest_run() {
     local tool=$1 i rc=1 spid
     shift
     local sargs="-d $PEER_DEV -i $PEER_PORT -x $PEER_GID $*"
-    "${SSH[@]}" -n "$PEER" "timeout 60 $tool $sargs" >"$TMPD/$tool.server" 2>&1 &
+    "${SSH[@]}" -n -- "$PEER" "timeout 60 $tool $sargs" >"$TMPD/$tool.server" 2>&1 &
     spid=$!
     for i in $(seq 1 20); do
         sleep 1

@@ -5,7 +5,8 @@
 # missing) FAIL with the right remedy; --fix repairs the DOWN port; --peer
 # runs. The PVRDMA-only logic (device identity, module load order, RoCE v1
 # GIDs) is checked against a sysfs fixture built from a PVRDMA device's
-# observed attributes, since the bed's kernel has no vmw_pvrdma.
+# observed attributes, since the bed's kernel has no vmw_pvrdma.  Then, on
+# the same boot, peer death over both transports (tests/bed/faults.sh).
 . "$(dirname "$0")/lib.sh"
 # this suite takes links down on purpose: a failed check is not a lost node
 BED_LOST_NODE_CHECK=0
@@ -239,4 +240,7 @@ fixture_doc fixture-pvrdma-json --json
 json_ok "fixture --json valid" "$DOC_LOG" 'by["MTU vmw_pvrdma0:1"]["status"] == "FAIL"'
 rm -rf "$FIX"
 
+# peer death over both transports, on this boot (it takes node2's link
+# down too): tests/bed/faults.sh
+bash "$(dirname "$0")/faults.sh" || BED_FAILED=1
 bed_summary

@@ -9,6 +9,8 @@
 # the limit, the numbers and the knob, never a bare abort or a hang.
 #   SCALE_RPN       ranks per node over pml ucx (default 4; hosts4.sh runs 8)
 #   SCALE_BTL_RPN   ranks per node over the BTL (default 4, as hosts4.sh)
+#   SCALE_LIMIT_RPN ranks per node of the small-CQ and CQ-too-small runs
+#                   (default SCALE_BTL_RPN)
 #   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off)
 #   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
 #                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
@@ -89,6 +91,10 @@ fi
 # The same per-rank limit as on a device whose CQ holds few peers: per-QP
 # receive queues and a CQ of PEERS x 64/3 entries (a quarter for sends)
 # leave 16 receive entries per peer, fewer than the 64 each would get.
+RPN=${SCALE_LIMIT_RPN:-$RPN}
+NP=$((NHOSTS * RPN))
+PEERS=$((NP - 1))
+RUN=(-np "$NP" --map-by node --oversubscribe)
 SMALL_CQ=$((PEERS * 64 / 3))
 # ... and one of PEERS x 16/3 holds only half the peers at the floor of 8.
 TINY_CQ=$((PEERS * 16 / 3 > 16 ? PEERS * 16 / 3 : 16))
