@@ -28,7 +28,7 @@ BTL=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV"
      --mca btl_pvrdma_keepalive 3 --mca btl_pvrdma_rc_retry_count 6
      --mca btl_base_verbose 20)
 mpi_ucx_args UCX pvrdma,self "$DEV:1"
-UCX+=(-x UCX_PVRDMA_KEEPALIVE=3s -x UCX_PVRDMA_RETRY_COUNT=6 -x UCX_LOG_LEVEL=debug)
+UCX+=(-x UCX_PVRDMA_KEEPALIVE=3s -x UCX_PVRDMA_RETRY_COUNT=6 -x UCX_LOG_LEVEL=diag)
 
 # stamp: each line with the second it was read
 stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s)" "$l"; done; }
