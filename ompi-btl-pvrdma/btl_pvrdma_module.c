@@ -154,6 +154,17 @@ int mca_btl_pvrdma_deregister_mem(struct mca_btl_base_module_t *btl,
 /* ---------------------------------------------------------------------- */
 /* set-up and teardown                                                    */
 
+/** A seconds parameter (0 = off) must not be negative: say which, by name. */
+static bool negative_seconds(const char *name, int value, const char *meaning, int dflt)
+{
+    if (value >= 0) {
+        return false;
+    }
+    opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, name,
+                   opal_process_info.nodename, name, value, meaning, dflt);
+    return true;
+}
+
 static int check_limits(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_base_module_t *m = &module->super;
@@ -166,20 +177,12 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                        (unsigned long) MCA_BTL_PVRDMA_MIN_EAGER);
         return OPAL_ERR_BAD_PARAM;
     }
-    if (mca_btl_pvrdma_component.stall_kick_s < 0) {
-        opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, "btl_pvrdma_stall_kick",
-                       opal_process_info.nodename, "btl_pvrdma_stall_kick",
-                       mca_btl_pvrdma_component.stall_kick_s,
-                       "how long a peer's send queue may wait for a completion before the "
-                       "BTL posts a kick message to it", 10);
-        return OPAL_ERR_BAD_PARAM;
-    }
-    if (mca_btl_pvrdma_component.keepalive_s < 0) {
-        opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, "btl_pvrdma_keepalive",
-                       opal_process_info.nodename, "btl_pvrdma_keepalive",
-                       mca_btl_pvrdma_component.keepalive_s,
-                       "how long a connected peer may stay silent before the BTL probes it",
-                       20);
+    if (negative_seconds("btl_pvrdma_stall_kick", mca_btl_pvrdma_component.stall_kick_s,
+                         "how long a peer's send queue may wait for a completion before the "
+                         "BTL posts a kick message to it", 10) ||
+        negative_seconds("btl_pvrdma_keepalive", mca_btl_pvrdma_component.keepalive_s,
+                         "how long a connected peer may stay silent before the BTL probes it",
+                         20)) {
         return OPAL_ERR_BAD_PARAM;
     }
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {

@@ -227,9 +227,10 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
     uct_pvrdma_ep_unpair_chan(ep);
     uct_pvrdma_ep_release_descs(ep, UINT64_MAX, status);
 
-    /* The user's handler may destroy the ep: nothing may touch it after */
-    /* Unhandled (no error callback: e.g. Open MPI's pml ucx), this is
-     * fatal: say which hosts, device and completion status */
+    /* The user's handler may destroy the ep: nothing may touch it after,
+     * so what the message needs is copied first.  Unhandled (no error
+     * callback, e.g. Open MPI's pml ucx) the failure is fatal: the message
+     * names both ends, the device and the completion status. */
     pvrdma_common_gid_str(&ep->peer_gid, gid, sizeof(gid));
     why        = ep->fail_why;
     err_status = uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
@@ -962,10 +963,9 @@ int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
 /* pvrdma_stall.c's keepalive: a connected ep with no signalled WR in flight
  * gets a signalled zero-length WRITE to the peer's scratch word (it also
  * retires the unsignalled WRs before it, which alone never complete
- * visibly).  The peer's
- * device acknowledges it without its process (which may be computing); a
- * dead peer fails it with retry-exceeded, and the ep fails through UCT
- * error handling.  Only on connections with RDMA WRITE (a send/recv-only
+ * visibly).  The peer's device acknowledges it without its process (which
+ * may be computing); a dead peer fails it with retry-exceeded, and the ep
+ * fails through UCT error handling.  Only on connections with RDMA WRITE (a send/recv-only
  * one would need a receive and a credit of the peer).  Returns 1 when
  * posted. */
 int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep)

@@ -168,9 +168,8 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
  * returned) while no signalled WR is in flight is probed (its last,
  * unsignalled WRs would never show a completion: seen on the bed, an ep
  * whose last AM was unsignalled was never probed and a dead peer's link
- * went unnoticed) with uct_pvrdma_ep_probe: a
- * live peer's device acknowledges it, a dead one fails it within RC's retry
- * window (TIMEOUT x (RETRY_COUNT + 1), 2.1 s by default) and the ep fails
+ * went unnoticed) with uct_pvrdma_ep_probe: a live peer's device
+ * acknowledges it, a dead one fails it within RC's retry window (TIMEOUT x (RETRY_COUNT + 1), 2.1 s by default) and the ep fails
  * through UCT error handling (fatal when UCP has no error callback, as under
  * Open MPI's pml ucx).  Cost: one WRITE doorbell and one completion per
  * silent ep per period; nothing at the peer's process.  An ep with a
