@@ -74,7 +74,6 @@ int pvrdma_common_addr_pack(const struct pvrdma_common_addr_info *info,
     wire->link_layer         = info->link_layer;
     wire->gid_type           = (uint8_t)info->gid_type;
     wire->mtu                = (uint8_t)info->mtu;
-    wire->flags              = info->flags;
     wire->max_dest_rd_atomic = info->max_dest_rd_atomic;
     put_be16(wire->lid, info->lid);
     put_be32(wire->qpn, info->qpn);
@@ -99,7 +98,6 @@ int pvrdma_common_addr_unpack(const void *buf, size_t len,
     info->link_layer         = wire.link_layer;
     info->gid_type           = (enum pvrdma_common_gid_type)wire.gid_type;
     info->mtu                = (enum ibv_mtu)wire.mtu;
-    info->flags              = wire.flags;
     info->max_dest_rd_atomic = wire.max_dest_rd_atomic;
     info->lid                = get_be16(wire.lid);
     info->qpn                = get_be32(wire.qpn);

@@ -87,6 +87,42 @@ uint32_t pvrdma_common_credits_piggyback(struct pvrdma_common_credits *c)
     return n;
 }
 
+void pvrdma_common_credits_unpiggyback(struct pvrdma_common_credits *c,
+                                      uint32_t n)
+{
+    c->owed += n;
+    c->returned -= n;
+}
+
+void pvrdma_common_credits_initial_posted(struct pvrdma_common_credits *c)
+{
+    c->owed = 0;
+}
+
+uint32_t pvrdma_common_imm_pack(uint8_t am_id, uint32_t credits, uint16_t tag)
+{
+    return (uint32_t) (am_id & PVRDMA_COMMON_IMM_ID_MASK) |
+           ((credits & PVRDMA_COMMON_IMM_CREDITS_MAX) <<
+            PVRDMA_COMMON_IMM_CREDITS_SHIFT) |
+           ((uint32_t) tag << PVRDMA_COMMON_IMM_TAG_SHIFT);
+}
+
+uint8_t pvrdma_common_imm_am_id(uint32_t imm)
+{
+    return (uint8_t) (imm & PVRDMA_COMMON_IMM_ID_MASK);
+}
+
+uint32_t pvrdma_common_imm_credits(uint32_t imm)
+{
+    return (imm >> PVRDMA_COMMON_IMM_CREDITS_SHIFT) &
+           PVRDMA_COMMON_IMM_CREDITS_MAX;
+}
+
+uint16_t pvrdma_common_imm_tag(uint32_t imm)
+{
+    return (uint16_t) (imm >> PVRDMA_COMMON_IMM_TAG_SHIFT);
+}
+
 bool pvrdma_common_credits_need_return(const struct pvrdma_common_credits *c)
 {
     return c->owed >= c->threshold;

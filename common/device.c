@@ -109,3 +109,37 @@ enum ibv_mtu pvrdma_common_mtu_min(enum ibv_mtu a, enum ibv_mtu b)
     /* enum ibv_mtu values grow with the size (IBV_MTU_256 = 1 ...). */
     return (a < b) ? a : b;
 }
+
+bool pvrdma_common_is_pci_bdf(const char *name)
+{
+    unsigned domain, bus, slot, func;
+    int end = 0;
+
+    return (name != NULL) &&
+           (sscanf(name, "%4x:%2x:%2x.%1x%n", &domain, &bus, &slot, &func,
+                   &end) == 4) &&
+           (end == 12) && (name[end] == '\0') && (slot <= 0x1f) && (func <= 7);
+}
+
+int pvrdma_common_dev_pci_name(const char *dev_name, char *bdf, size_t len)
+{
+    char path[256], real[PATH_MAX];
+    const char *base;
+
+    if ((dev_name == NULL) || (strchr(dev_name, '/') != NULL) || (len == 0)) {
+        return EINVAL;
+    }
+    /* /sys/class/infiniband/<dev>/device links to the PCI function;
+     * software devices (rxe, siw) have no such link */
+    snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device", dev_name);
+    if (realpath(path, real) == NULL) {
+        return ENODEV;
+    }
+    base = strrchr(real, '/');
+    base = (base != NULL) ? base + 1 : real;
+    if (!pvrdma_common_is_pci_bdf(base) || (strlen(base) >= len)) {
+        return ENODEV;
+    }
+    strcpy(bdf, base);
+    return 0;
+}

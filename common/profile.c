@@ -24,9 +24,6 @@
 #define AUTO_SRQ_DEPTH      1024
 #define MIN_SRQ_WR_FOR_AUTO 64
 #define AUTO_RD_ATOMIC      4
-/* PVRDMA's page directory maps at most 262144 pages: 1 GiB with 4 KiB
- * pages, whatever max_mr_size the host reports. */
-#define PVRDMA_MR_LIMIT     (1ull << 30)
 
 void pvrdma_common_profile_request_init(struct pvrdma_common_profile_request *req)
 {
@@ -196,7 +193,7 @@ int pvrdma_common_profile_compute(const struct ibv_device_attr *dev,
     /* max_mr_size 0 is treated as "no limit reported". */
     max_mr = (dev->max_mr_size != 0) ? dev->max_mr_size : UINT64_MAX;
     if (is_pvrdma) {
-        max_mr = min_u64(max_mr, PVRDMA_MR_LIMIT);
+        max_mr = min_u64(max_mr, PVRDMA_COMMON_MR_LIMIT);
     }
     out->max_mr_size = max_mr;
     port_msg = (port->max_msg_sz != 0) ? port->max_msg_sz : UINT64_MAX;
@@ -228,7 +225,6 @@ int pvrdma_common_profile_compute(const struct ibv_device_attr *dev,
         out->max_rd_atomic = 0;
     }
 
-    out->atomics = (dev->atomic_cap != IBV_ATOMIC_NONE);
     out->clamped = clamped;
     return 0;
 }

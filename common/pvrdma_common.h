@@ -41,6 +41,10 @@ extern "C" {
 /** Kernel device name prefix: vmw_pvrdma0, vmw_pvrdma1, ... */
 #define PVRDMA_COMMON_NAME_PREFIX   "vmw_pvrdma"
 
+/** Largest PVRDMA memory region: its page directory maps at most 262144
+ *  pages, 1 GiB with 4 KiB pages, whatever max_mr_size the host reports. */
+#define PVRDMA_COMMON_MR_LIMIT      (UINT64_C(1) << 30)
+
 /** Length of device name buffers (same as libibverbs' IBV_SYSFS_NAME_MAX). */
 #define PVRDMA_COMMON_DEV_NAME_MAX  64
 
@@ -189,6 +193,19 @@ void pvrdma_common_ports_free(struct pvrdma_common_port *ports);
 int pvrdma_common_dev_numa_node(const char *dev_name);
 
 /**
+ * @brief Tell whether @p name is a PCI address "dddd:bb:ss.f".  Pure.
+ */
+bool pvrdma_common_is_pci_bdf(const char *name);
+
+/**
+ * @brief The PCI address ("0000:0b:00.0") of a verbs device, from sysfs.
+ * @param bdf (OUT) at least 13 bytes
+ * @return 0; ENODEV when the device is not a PCI function (rxe, siw);
+ *         EINVAL for a bad name.
+ */
+int pvrdma_common_dev_pci_name(const char *dev_name, char *bdf, size_t len);
+
+/**
  * @brief Open a verbs device by name.
  * @return the context, or NULL with errno set (ENODEV if no such device).
  */
@@ -275,7 +292,6 @@ struct pvrdma_common_profile {
     bool     rdma_read_ok;
     uint8_t  max_rd_atomic;      /**< initiator depth (RTS); 0 if !read_ok */
     uint8_t  max_dest_rd_atomic; /**< responder depth (RTR) */
-    bool     atomics;       /**< atomic_cap != IBV_ATOMIC_NONE */
     uint32_t clamped;       /**< PVRDMA_COMMON_PROFILE_* bits */
 };
 
@@ -397,16 +413,6 @@ int pvrdma_common_gid_select(struct ibv_context *ctx, uint8_t port_num,
 /** Wire format version stored in pvrdma_common_addr::version. */
 #define PVRDMA_COMMON_ADDR_VERSION 1
 
-/** Flags in the connection address. */
-enum {
-    /** The sender's QP accepts incoming RDMA READs (max_dest_rd_atomic>0). */
-    PVRDMA_COMMON_ADDR_F_READ_TARGET = 1u << 0,
-    /** The sender can initiate RDMA READs. */
-    PVRDMA_COMMON_ADDR_F_READ_INIT   = 1u << 1,
-    /** The sender is a PVRDMA device. */
-    PVRDMA_COMMON_ADDR_F_PVRDMA      = 1u << 2
-};
-
 /**
  * Wire form of an RC connection address: only byte arrays, multi-byte
  * integers big-endian, so the layout is the same on every compiler and
@@ -418,8 +424,9 @@ struct pvrdma_common_addr {
     uint8_t link_layer;     /**< IBV_LINK_LAYER_* */
     uint8_t gid_type;       /**< enum pvrdma_common_gid_type */
     uint8_t mtu;            /**< enum ibv_mtu (active/profile MTU) */
-    uint8_t flags;          /**< PVRDMA_COMMON_ADDR_F_* */
-    uint8_t max_dest_rd_atomic; /**< responder depth of this QP */
+    uint8_t reserved;       /**< 0; ignored on receipt */
+    uint8_t max_dest_rd_atomic; /**< responder depth of this QP (0: no
+                                     incoming RDMA READ) */
     uint8_t lid[2];         /**< big-endian */
     uint8_t qpn[4];         /**< big-endian, 24 bits used */
     uint8_t psn[4];         /**< big-endian, 24 bits used */
@@ -438,7 +445,6 @@ struct pvrdma_common_addr_info {
     enum ibv_mtu mtu;
     enum pvrdma_common_gid_type gid_type;
     uint8_t  link_layer;    /**< IBV_LINK_LAYER_* */
-    uint8_t  flags;         /**< PVRDMA_COMMON_ADDR_F_* */
     uint8_t  max_dest_rd_atomic;
 };
 
@@ -498,8 +504,33 @@ struct pvrdma_common_qp_params {
     uint8_t  max_rd_atomic;   /**< initiator depth (RTS) */
 };
 
+/**
+ * @brief Create an RC QP whose send and receive completions go to @p cq
+ *        (receives from @p srq when not NULL: then no receive queue).
+ *
+ * Asks for @p cap; when the provider refuses and inline data was asked
+ * for, asks again without (PVRDMA has none).
+ * @param cap (IN/OUT) wanted; on success what the provider granted
+ * @return the QP in RESET, or NULL with errno.
+ */
+struct ibv_qp *pvrdma_common_rc_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
+                                          struct ibv_srq *srq,
+                                          struct ibv_qp_cap *cap);
+
+/** @brief A random first PSN (24 bits) for a new QP. */
+uint32_t pvrdma_common_psn_new(void);
+
 /** @brief Fill the defaults given in the field comments.  Pure. */
 void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *params);
+
+/**
+ * @brief Defaults, then the port and what the profile allows (MTU, RDMA
+ *        READ depths).  Pure.  The plugin sets its timer and retry knobs.
+ */
+void pvrdma_common_qp_params_from_profile(struct pvrdma_common_qp_params *p,
+                                          const struct pvrdma_common_profile *profile,
+                                          uint8_t port_num, uint8_t link_layer,
+                                          uint8_t sgid_index);
 
 /** @brief RESET -> INIT.  @return 0 or errno of ibv_modify_qp(). */
 int pvrdma_common_qp_to_init(struct ibv_qp *qp,
@@ -528,6 +559,130 @@ int pvrdma_common_qp_to_rts(struct ibv_qp *qp,
 
 /** @brief Any state -> ERR (flushes outstanding work).  @return 0/errno. */
 int pvrdma_common_qp_to_err(struct ibv_qp *qp);
+
+/**
+ * @brief The address vector towards @p dgid / @p dlid from the local side
+ *        in @p p (port, SL, GID index, hop limit, traffic class).  Pure.
+ *
+ * On Ethernet (RoCE) the GRH carries the addressing; on InfiniBand the LID
+ * does and a non-zero GID adds a GRH.  RC QPs (RTR) and UD address handles
+ * both use it, so the two cannot disagree about how a peer is reached.
+ */
+void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
+                                const struct pvrdma_common_qp_params *p,
+                                const union ibv_gid *dgid, uint16_t dlid);
+
+/* ------------------------------------------------------------------------ */
+/*  The UD QP of connection messages (ud.c)                                 */
+/* ------------------------------------------------------------------------ */
+
+/** Receives of a UD QP start with the 40-byte GRH area. */
+#define PVRDMA_COMMON_UD_GRH_LEN 40
+/** At most this many sends in flight (tx slots are a 64-bit map). */
+#define PVRDMA_COMMON_UD_TX_MAX  64
+/** wr_id bit of sends; receives carry their slot index. */
+#define PVRDMA_COMMON_UD_TX_BIT  (UINT64_C(1) << 63)
+
+/**
+ * The first bytes of every connection message of both plugins.  The
+ * plugin owns type and flags; version is written by
+ * pvrdma_common_ud_send() and checked on receipt.
+ */
+struct pvrdma_common_ud_hdr {
+    uint8_t type;
+    uint8_t version;
+    uint8_t flags;
+    uint8_t reserved;
+};
+
+/** What pvrdma_common_ud_open() builds. */
+struct pvrdma_common_ud_attr {
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;         /**< send and receive completions */
+    uint8_t        port_num;
+    uint32_t       qkey;       /**< own Q_Key (high bit clear) */
+    uint8_t        version;    /**< of the plugin's message format */
+    uint32_t       rx_count;   /**< receives kept posted */
+    uint32_t       tx_count;   /**< sends in flight, <= PVRDMA_COMMON_UD_TX_MAX */
+    uint32_t       msg_size;   /**< every message has exactly this size */
+};
+
+/** A UD QP with its registered receive and send slots. */
+struct pvrdma_common_ud {
+    struct ibv_qp *qp;
+    struct ibv_mr *mr;
+    uint8_t       *buf;        /**< rx slots (GRH + message), then tx slots */
+    uint64_t       tx_busy;    /**< bitmap of tx slots in flight */
+    uint64_t       dropped;    /**< received datagrams that failed the checks */
+    uint32_t       qkey;
+    uint32_t       rx_count;
+    uint32_t       tx_count;
+    uint32_t       msg_size;
+    uint8_t        version;
+};
+
+/** What one completion of the UD QP was. */
+enum pvrdma_common_ud_event {
+    PVRDMA_COMMON_UD_SENT,        /**< a send finished, its slot is free */
+    PVRDMA_COMMON_UD_SEND_FAILED, /**< a send failed, its slot is free */
+    PVRDMA_COMMON_UD_RECEIVED,    /**< a message passed the checks; repost after */
+    PVRDMA_COMMON_UD_DROPPED,     /**< a receive failed or a datagram failed the
+                                       checks; repost */
+    PVRDMA_COMMON_UD_FLUSHED      /**< the QP is going away; do not repost */
+};
+
+/**
+ * @brief Allocate and register the slots, create the UD QP on attr->cq,
+ *        bring it to RTS and post every receive (one WR list).
+ * @param what (OUT) on failure, the step that failed, for the message
+ * @return 0 or errno; on failure nothing is left allocated.
+ */
+int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
+                          const struct pvrdma_common_ud_attr *attr,
+                          const char **what);
+
+/** @brief Destroy the QP and free the slots (a zeroed @p ud is fine). */
+void pvrdma_common_ud_close(struct pvrdma_common_ud *ud);
+
+/**
+ * @brief A zeroed free send slot of msg_size bytes to fill, or NULL when
+ *        all are in flight (the caller's retry timer sends again).
+ */
+void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud);
+
+/**
+ * @brief Send the message in the slot @p msg (from pvrdma_common_ud_tx_get)
+ *        to UD QP @p qpn / @p qkey through @p ah, signalled.
+ * @return 0 or the errno of ibv_post_send (the slot stays free).
+ */
+int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
+                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
+
+/**
+ * @brief The message in a received buffer (GRH first), or NULL when the
+ *        datagram is shorter than GRH + @p msg_size or carries another
+ *        @p version.  Pure.
+ */
+const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
+                                       uint32_t msg_size, uint8_t version);
+
+/**
+ * @brief Account one completion of the UD QP; for RECEIVED, @p msg points
+ *        to the checked message, valid until pvrdma_common_ud_repost().
+ */
+enum pvrdma_common_ud_event
+pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                          const void **msg);
+
+/** @brief Post the receive of @p wc again.  @return 0 or errno. */
+int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc);
+
+/** @brief An address handle to a peer's UD QP (pvrdma_common_ah_attr_fill).
+ *  @return the AH or NULL with errno. */
+struct ibv_ah *pvrdma_common_ud_ah_create(struct ibv_pd *pd,
+                                          const struct pvrdma_common_qp_params *p,
+                                          const union ibv_gid *dgid,
+                                          uint16_t dlid);
 
 /* ------------------------------------------------------------------------ */
 /*  Fragmentation math                                                      */
@@ -604,6 +759,45 @@ void pvrdma_common_credits_untake(struct pvrdma_common_credits *c);
  *         credits are capped at @c initial).
  */
 int pvrdma_common_credits_add(struct pvrdma_common_credits *c, uint32_t n);
+
+/**
+ * @brief Receiver: credits taken by piggyback() went nowhere (the post that
+ *        was to carry them failed): owed again.  Pure.
+ */
+void pvrdma_common_credits_unpiggyback(struct pvrdma_common_credits *c,
+                                      uint32_t n);
+
+/**
+ * @brief Receiver: the receives posted so far are the peer's initial
+ *        credits (granted at connection time), not reposts owed back.  Pure.
+ */
+void pvrdma_common_credits_initial_posted(struct pvrdma_common_credits *c);
+
+/*
+ * Immediate data of an active message on a UCX connection with RDMA WRITE
+ * (host order; the wire carries it big-endian):
+ *   bits  0..4   AM id (UCT_AM_ID_BITS)
+ *   bits  5..15  credits returned for the reverse connection (0: none)
+ *   bits 16..31  tag of the receiver's ep those credits belong to
+ * Credits fit: a channel never owes more than its receives, and channels
+ * only piggyback when that is <= PVRDMA_COMMON_IMM_CREDITS_MAX.
+ */
+#define PVRDMA_COMMON_IMM_ID_MASK       0x1fu
+#define PVRDMA_COMMON_IMM_CREDITS_SHIFT 5
+#define PVRDMA_COMMON_IMM_CREDITS_MAX   0x7ffu
+#define PVRDMA_COMMON_IMM_TAG_SHIFT     16
+
+/** @brief Immediate data carrying @p am_id, @p credits and @p tag.  Pure. */
+uint32_t pvrdma_common_imm_pack(uint8_t am_id, uint32_t credits, uint16_t tag);
+
+/** @brief The AM id in @p imm.  Pure. */
+uint8_t pvrdma_common_imm_am_id(uint32_t imm);
+
+/** @brief The credits in @p imm (0: none).  Pure. */
+uint32_t pvrdma_common_imm_credits(uint32_t imm);
+
+/** @brief The ep tag in @p imm.  Pure. */
+uint16_t pvrdma_common_imm_tag(uint32_t imm);
 
 /** @brief Receiver: @p n receives from the peer were reposted.  Pure. */
 void pvrdma_common_credits_consumed(struct pvrdma_common_credits *c,
@@ -739,6 +933,20 @@ struct pvrdma_common_probe_port {
 int pvrdma_common_probe_rdma_write(struct ibv_context *ctx, struct ibv_pd *pd,
                                    const struct pvrdma_common_probe_port *port,
                                    int timeout_ms, char *why, size_t why_len);
+
+/** Long enough for a loopback WRITE even on a nested (emulated) device. */
+#define PVRDMA_COMMON_WRITE_PROBE_TIMEOUT_MS 2000
+
+/**
+ * @brief Both plugins' policy when the user leaves RDMA WRITE on "auto":
+ *        probe the port; use WRITE unless the probe saw it fail (a probe
+ *        that cannot run keeps the device's word).
+ * @param why (OUT) one line for the log saying what was decided and why
+ * @return true when RDMA WRITE is to be used on this port.
+ */
+bool pvrdma_common_rdma_write_usable(struct ibv_context *ctx, struct ibv_pd *pd,
+                                     const struct pvrdma_common_probe_port *port,
+                                     char *why, size_t why_len);
 
 /* ------------------------------------------------------------------------ */
 /* Transport retries of a port (retry_counters.c)                           */

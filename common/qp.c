@@ -2,7 +2,8 @@
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /**
  * @file qp.c
- * @brief RC QP state transitions RESET -> INIT -> RTR -> RTS, and -> ERR.
+ * @brief RC QPs: creation, their first PSN, and the state transitions
+ *        RESET -> INIT -> RTR -> RTS, and -> ERR.
  */
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
@@ -11,6 +12,51 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+struct ibv_qp *pvrdma_common_rc_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
+                                          struct ibv_srq *srq,
+                                          struct ibv_qp_cap *cap)
+{
+    struct ibv_qp_init_attr init;
+    struct ibv_qp *qp;
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq    = cq;
+    init.recv_cq    = cq;
+    init.srq        = srq;
+    init.qp_type    = IBV_QPT_RC;
+    init.sq_sig_all = 0;
+    init.cap        = *cap;
+    if (srq != NULL) {
+        init.cap.max_recv_wr  = 0;
+        init.cap.max_recv_sge = 0;
+    }
+    qp = ibv_create_qp(pd, &init);
+    if ((qp == NULL) && (init.cap.max_inline_data != 0)) {
+        /* some providers refuse any inline request (PVRDMA: none at all) */
+        init.cap.max_inline_data = 0;
+        qp = ibv_create_qp(pd, &init);
+    }
+    if (qp != NULL) {
+        *cap = init.cap;   /* what the provider granted is the final word */
+    }
+    return qp;
+}
+
+uint32_t pvrdma_common_psn_new(void)
+{
+    uint32_t r;
+
+    /* unpredictable: a datagram that guesses a PSN in the window is taken
+     * as the peer's; the fallback is only for kernels without getrandom */
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t) sizeof(r)) {
+        r = ((uint32_t) getpid() * 2654435761u) ^ (uint32_t) clock();
+    }
+    return r & 0xffffffu;
+}
 
 void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *p)
 {
@@ -26,6 +72,20 @@ void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *p)
     p->timeout            = 14;
     p->retry_cnt          = 7;
     p->rnr_retry          = 7;
+}
+
+void pvrdma_common_qp_params_from_profile(struct pvrdma_common_qp_params *p,
+                                          const struct pvrdma_common_profile *profile,
+                                          uint8_t port_num, uint8_t link_layer,
+                                          uint8_t sgid_index)
+{
+    pvrdma_common_qp_params_init(p);
+    p->port_num           = port_num;
+    p->link_layer         = link_layer;
+    p->sgid_index         = sgid_index;
+    p->mtu                = profile->mtu;
+    p->max_dest_rd_atomic = profile->max_dest_rd_atomic;
+    p->max_rd_atomic      = profile->max_rd_atomic;
 }
 
 /* ibv_modify_qp returns an errno (or -1 with errno on old providers). */
@@ -76,18 +136,7 @@ int pvrdma_common_qp_to_rtr(struct ibv_qp *qp,
     attr.rq_psn             = remote->psn;
     attr.max_dest_rd_atomic = p->max_dest_rd_atomic;
     attr.min_rnr_timer      = p->min_rnr_timer;
-    attr.ah_attr.port_num   = p->port_num;
-    attr.ah_attr.sl         = p->sl;
-    if (p->link_layer == IBV_LINK_LAYER_ETHERNET) {
-        /* RoCE has no LIDs: the GRH carries the addressing. */
-        attr.ah_attr.is_global          = 1;
-        attr.ah_attr.grh.dgid           = remote->gid;
-        attr.ah_attr.grh.sgid_index     = p->sgid_index;
-        attr.ah_attr.grh.hop_limit      = p->hop_limit;
-        attr.ah_attr.grh.traffic_class  = p->traffic_class;
-    } else {
-        attr.ah_attr.dlid = remote->lid;
-    }
+    pvrdma_common_ah_attr_fill(&attr.ah_attr, p, &remote->gid, remote->lid);
     return modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
                              IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);

@@ -259,3 +259,28 @@ out_err:
     probe_destroy(&p);
     return -rc;
 }
+
+bool pvrdma_common_rdma_write_usable(struct ibv_context *ctx, struct ibv_pd *pd,
+                                     const struct pvrdma_common_probe_port *port,
+                                     char *why, size_t why_len)
+{
+    char what[160] = "";
+    int rc;
+
+    rc = pvrdma_common_probe_rdma_write(ctx, pd, port,
+                                        PVRDMA_COMMON_WRITE_PROBE_TIMEOUT_MS,
+                                        what, sizeof(what));
+    if (rc > 0) {
+        snprintf(why, why_len, "RDMA WRITE probe: %s", what);
+        return true;
+    }
+    if (rc == 0) {
+        snprintf(why, why_len, "RDMA WRITE does not work (%s)", what);
+        return false;
+    }
+    /* the probe itself could not run (resources): a device that says it
+     * can WRITE is believed, as every real one can */
+    snprintf(why, why_len, "RDMA WRITE probe not run (%s: %s); assuming it "
+             "works", what, strerror(-rc));
+    return true;
+}

@@ -61,7 +61,6 @@ typedef struct mca_btl_pvrdma_component_t {
     int send_queue_depth;
     int recv_queue_depth;   /**< receives per peer (= initial credits) */
     int send_sge;
-    int recv_sge;
     int max_inline;         /**< -1 auto (0 on PVRDMA) */
     int cq_depth;
     int send_budget;        /**< send WRs in flight on all QPs, 0 = auto */
@@ -92,9 +91,6 @@ typedef struct mca_btl_pvrdma_component_t {
     int free_list_max;
     int free_list_inc;
 
-    /** verbose output stream (btl_base_verbose) */
-    int output;
-
     int module_count;
     struct mca_btl_pvrdma_module_t *modules[1];
 } mca_btl_pvrdma_component_t;
@@ -104,8 +100,6 @@ OPAL_MODULE_DECLSPEC extern mca_btl_pvrdma_component_t mca_btl_pvrdma_component;
 /** What a peer needs to reach a module; published through the modex. */
 typedef struct mca_btl_pvrdma_modex_t {
     uint8_t cm_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE]; /**< the UD CM QP address */
-    uint8_t gid_index;   /**< local GID index (for diagnostics only) */
-    uint8_t pad[3];
     uint32_t qkey;       /**< Q_Key of the CM QP, network order */
 } mca_btl_pvrdma_modex_t;
 
@@ -137,7 +131,6 @@ typedef struct mca_btl_pvrdma_module_t {
     struct ibv_pd *pd;
     struct ibv_cq *cq;       /**< one CQ for RC sends and receives */
     struct ibv_srq *srq;     /**< NULL: per-QP receive queues */
-    uint32_t max_inline;     /**< smallest inline cap of our QPs */
     bool rdma_write_ok;      /**< RDMA WRITE lands (probed or forced) */
     size_t frag_size;        /**< header + max(eager_limit, max_send_size) */
 

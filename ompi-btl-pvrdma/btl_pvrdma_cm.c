@@ -20,19 +20,14 @@
 
 #define CM_NRECV 32
 #define CM_NSEND 16
-#define CM_GRH 40
-#define CM_SLOT 128
 #define CM_QKEY 0x50564d41u   /* "PVMA"; high bit clear: not a controlled Q_Key */
-#define CM_SEND_BIT (1ull << 63)
-#define CM_VERSION 1
+#define CM_VERSION 2          /* 2: common header (no gid_index in the modex) */
 
 enum { CM_REQ = 1, CM_REP = 2, CM_RTU = 3 };
 
 /** One connection-manager datagram. */
 typedef struct cm_msg_t {
-    uint8_t type;
-    uint8_t version;
-    uint8_t pad[2];
+    struct pvrdma_common_ud_hdr hdr;  /**< type; version checked by common/ud.c */
     uint32_t grant;                 /**< network order: credits for the receiver */
     opal_process_name_t src;
     opal_process_name_t dst;
@@ -47,20 +42,10 @@ static uint64_t cm_now_us(void)
     return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-static int cm_post_recv(mca_btl_pvrdma_cm_t *cm, uint32_t slot)
-{
-    struct ibv_sge sge = {.addr = (uintptr_t) (cm->buf + slot * CM_SLOT),
-                          .length = CM_SLOT, .lkey = cm->mr->lkey};
-    struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
-
-    return ibv_post_recv(cm->qp, &wr, &bad);
-}
-
 int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex_t *modex)
 {
     mca_btl_pvrdma_cm_t *cm = calloc(1, sizeof(*cm));
-    struct ibv_qp_init_attr init = {0};
-    struct ibv_qp_attr attr;
+    struct pvrdma_common_ud_attr attr = {0};
     struct pvrdma_common_addr wire;
     const char *what = NULL;
     int rc = 0;
@@ -71,88 +56,40 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     module->cm = cm;
     cm->qkey = CM_QKEY;
 
-    /* whole pages: QEMU's pvrdma model refuses MRs that cross a page */
-    cm->buf = pvrdma_common_page_alloc((size_t) (CM_NRECV + CM_NSEND) * CM_SLOT);
-    if (NULL == cm->buf) {
-        return OPAL_ERR_OUT_OF_RESOURCE;
-    }
-    cm->mr = ibv_reg_mr(module->pd, cm->buf, (CM_NRECV + CM_NSEND) * CM_SLOT,
-                        IBV_ACCESS_LOCAL_WRITE);
-    if (NULL == cm->mr) {
-        what = "ibv_reg_mr (connection manager)";
-        goto err;
-    }
     cm->cq = ibv_create_cq(module->ctx, CM_NRECV + CM_NSEND, NULL, NULL, 0);
     if (NULL == cm->cq) {
-        what = "ibv_create_cq (connection manager)";
-        goto err;
+        mca_btl_pvrdma_error_verbs(module, "ibv_create_cq (connection manager)", errno);
+        return OPAL_ERROR;
     }
-    init.send_cq = cm->cq;
-    init.recv_cq = cm->cq;
-    init.qp_type = IBV_QPT_UD;
-    init.cap.max_send_wr = CM_NSEND;
-    init.cap.max_recv_wr = CM_NRECV;
-    init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
-    cm->qp = ibv_create_qp(module->pd, &init);
-    if (NULL == cm->qp) {
-        what = "ibv_create_qp (UD, connection manager)";
-        goto err;
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
+    attr.pd = module->pd;
+    attr.cq = cm->cq;
     attr.port_num = module->port.port_num;
     attr.qkey = cm->qkey;
-    rc = ibv_modify_qp(cm->qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-    if (0 == rc) {
-        attr.qp_state = IBV_QPS_RTR;
-        rc = ibv_modify_qp(cm->qp, &attr, IBV_QP_STATE);
-    }
-    if (0 == rc) {
-        attr.qp_state = IBV_QPS_RTS;
-        attr.sq_psn = 0;
-        rc = ibv_modify_qp(cm->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-    }
+    attr.version = CM_VERSION;
+    attr.rx_count = CM_NRECV;
+    attr.tx_count = CM_NSEND;
+    attr.msg_size = sizeof(cm_msg_t);
+    rc = pvrdma_common_ud_open(&cm->ud, &attr, &what);
     if (0 != rc) {
-        errno = rc;
-        what = "ibv_modify_qp (UD, connection manager)";
-        goto err;
-    }
-    for (uint32_t i = 0; i < CM_NRECV; ++i) {
-        rc = cm_post_recv(cm, i);
-        if (0 != rc) {
-            errno = rc;
-            what = "ibv_post_recv (connection manager)";
-            goto err;
-        }
+        mca_btl_pvrdma_error_verbs(module, what, rc);
+        return OPAL_ERROR;
     }
 
     memset(&cm->local, 0, sizeof(cm->local));
     cm->local.gid = module->gid.gid;
-    cm->local.qpn = cm->qp->qp_num;
+    cm->local.qpn = cm->ud.qp->qp_num;
     cm->local.lid = module->port.port_attr.lid;
     cm->local.mtu = module->profile.mtu;
     cm->local.gid_type = module->gid.type;
     cm->local.link_layer = module->port.link_layer;
-    cm->local.flags = module->port.is_pvrdma ? PVRDMA_COMMON_ADDR_F_PVRDMA : 0;
-    if (module->profile.rdma_read_ok) {
-        cm->local.flags |= PVRDMA_COMMON_ADDR_F_READ_INIT | PVRDMA_COMMON_ADDR_F_READ_TARGET;
-    }
     cm->local.max_dest_rd_atomic = module->profile.max_dest_rd_atomic;
     if (0 != pvrdma_common_addr_pack(&cm->local, &wire)) {
         return OPAL_ERR_BAD_PARAM;
     }
     memset(modex, 0, sizeof(*modex));
     memcpy(modex->cm_addr, &wire, sizeof(modex->cm_addr));
-    modex->gid_index = (uint8_t) module->gid.index;
     modex->qkey = htonl(cm->qkey);
     return OPAL_SUCCESS;
-
-err:
-    mca_btl_pvrdma_error_verbs(module, what, errno);
-    return OPAL_ERROR;
 }
 
 void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module)
@@ -162,16 +99,10 @@ void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module)
     if (NULL == cm) {
         return;
     }
-    if (cm->qp) {
-        (void) ibv_destroy_qp(cm->qp);
-    }
+    pvrdma_common_ud_close(&cm->ud);
     if (cm->cq) {
         (void) ibv_destroy_cq(cm->cq);
     }
-    if (cm->mr) {
-        (void) ibv_dereg_mr(cm->mr);
-    }
-    free(cm->buf);
     free(cm);
     module->cm = NULL;
 }
@@ -184,42 +115,27 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
     mca_btl_pvrdma_module_t *module = ep->module;
     mca_btl_pvrdma_cm_t *cm = module->cm;
     struct pvrdma_common_addr_info info;
-    struct ibv_send_wr wr, *bad;
-    struct ibv_sge sge;
     cm_msg_t *msg;
-    uint32_t slot;
     int rc;
 
     if (NULL == ep->cm_ah) {
-        struct ibv_ah_attr ah = {0};
-
-        ah.port_num = module->port.port_num;
-        ah.dlid = ep->peer_cm.lid;
-        if (IBV_LINK_LAYER_ETHERNET == module->port.link_layer ||
-            !pvrdma_common_gid_is_zero(&ep->peer_cm.gid)) {
-            ah.is_global = 1;
-            ah.grh.dgid = ep->peer_cm.gid;
-            ah.grh.sgid_index = (uint8_t) module->gid.index;
-            ah.grh.hop_limit = 64;
-        }
-        ep->cm_ah = ibv_create_ah(module->pd, &ah);
+        ep->cm_ah = pvrdma_common_ud_ah_create(module->pd, &module->qp_params,
+                                               &ep->peer_cm.gid, ep->peer_cm.lid);
         if (NULL == ep->cm_ah) {
             mca_btl_pvrdma_error_verbs(module, "ibv_create_ah (connection manager)", errno);
             return OPAL_ERROR;
         }
     }
 
-    if (cm->sends_outstanding >= CM_NSEND) {
+    msg = pvrdma_common_ud_tx_get(&cm->ud);
+    if (NULL == msg) {
         (void) cm_poll(module);
-        if (cm->sends_outstanding >= CM_NSEND) {
+        msg = pvrdma_common_ud_tx_get(&cm->ud);
+        if (NULL == msg) {
             return OPAL_ERR_OUT_OF_RESOURCE; /* the retry timer sends it again */
         }
     }
-    slot = CM_NRECV + (cm->send_next++ % CM_NSEND);
-    msg = (cm_msg_t *) (cm->buf + slot * CM_SLOT);
-    memset(msg, 0, sizeof(*msg));
-    msg->type = type;
-    msg->version = CM_VERSION;
+    msg->hdr.type = type;
     msg->grant = htonl(ep->rx_grant);
     msg->src = OPAL_PROC_MY_NAME;
     msg->dst = ep->proc->proc_name;
@@ -230,24 +146,11 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
     info.psn = ep->psn;
     (void) pvrdma_common_addr_pack(&info, (struct pvrdma_common_addr *) msg->rc_addr);
 
-    sge.addr = (uintptr_t) msg;
-    sge.length = sizeof(*msg);
-    sge.lkey = cm->mr->lkey;
-    memset(&wr, 0, sizeof(wr));
-    wr.wr_id = CM_SEND_BIT | slot;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = ep->cm_ah;
-    wr.wr.ud.remote_qpn = ep->peer_cm.qpn;
-    wr.wr.ud.remote_qkey = ep->peer_qkey;
-    rc = ibv_post_send(cm->qp, &wr, &bad);
+    rc = pvrdma_common_ud_send(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey);
     if (0 != rc) {
         MCA_BTL_PVRDMA_VERBOSE(5, "connection message post failed: %s", strerror(rc));
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
-    cm->sends_outstanding++;
     MCA_BTL_PVRDMA_VERBOSE(20, "sent connection message %d to %s (qp 0x%x)", type,
                    OPAL_NAME_PRINT(ep->proc->proc_name), info.qpn);
     return OPAL_SUCCESS;
@@ -285,7 +188,7 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
     opal_proc_t *proc;
     uint32_t grant = ntohl(msg->grant);
 
-    if (CM_VERSION != msg->version || 0 != opal_compare_proc(dst, OPAL_PROC_MY_NAME)) {
+    if (0 != opal_compare_proc(dst, OPAL_PROC_MY_NAME)) {
         return; /* stale or foreign datagram */
     }
     if (0 != pvrdma_common_addr_unpack(msg->rc_addr, sizeof(msg->rc_addr), &peer)) {
@@ -300,7 +203,7 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
         return;
     }
 
-    switch (msg->type) {
+    switch (msg->hdr.type) {
     case CM_REQ:
         /* as for REP: the state says ACCEPTED before the REP is sent */
         if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state) {
@@ -355,22 +258,26 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_cm_t *cm = module->cm;
     struct ibv_wc wc[8];
+    const void *msg;
     int n, count = 0;
 
     while ((n = ibv_poll_cq(cm->cq, 8, wc)) > 0) {
         for (int i = 0; i < n; ++i) {
-            if (wc[i].wr_id & CM_SEND_BIT) {
-                cm->sends_outstanding--;
-                if (IBV_WC_SUCCESS != wc[i].status) {
-                    MCA_BTL_PVRDMA_VERBOSE(5, "connection message send failed: %s",
-                                   ibv_wc_status_str(wc[i].status));
-                }
+            switch (pvrdma_common_ud_complete(&cm->ud, &wc[i], &msg)) {
+            case PVRDMA_COMMON_UD_SEND_FAILED:
+                MCA_BTL_PVRDMA_VERBOSE(5, "connection message send failed: %s",
+                                       ibv_wc_status_str(wc[i].status));
                 continue;
+            case PVRDMA_COMMON_UD_SENT:
+            case PVRDMA_COMMON_UD_FLUSHED:
+                continue;
+            case PVRDMA_COMMON_UD_RECEIVED:
+                cm_handle(module, msg);
+                break;
+            case PVRDMA_COMMON_UD_DROPPED:
+                break;
             }
-            if (IBV_WC_SUCCESS == wc[i].status && wc[i].byte_len >= CM_GRH + sizeof(cm_msg_t)) {
-                cm_handle(module, (const cm_msg_t *) (cm->buf + wc[i].wr_id * CM_SLOT + CM_GRH));
-            }
-            if (0 != cm_post_recv(cm, (uint32_t) wc[i].wr_id)) {
+            if (0 != pvrdma_common_ud_repost(&cm->ud, &wc[i])) {
                 MCA_BTL_PVRDMA_VERBOSE(1, "could not repost a connection-manager receive");
             }
             count++;
@@ -405,7 +312,7 @@ int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module)
 
     /* An empty poll is a doorbell (a VM exit on PVRDMA): while nothing is
      * being connected, only look for incoming requests now and then. */
-    if (0 == module->connecting_count && 0 == module->cm->sends_outstanding &&
+    if (0 == module->connecting_count && 0 == module->cm->ud.tx_busy &&
         ++module->cm_idle_count < (uint32_t) mca_btl_pvrdma_component.cm_poll_interval) {
         return 0;
     }

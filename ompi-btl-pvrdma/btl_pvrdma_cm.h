@@ -23,13 +23,9 @@ BEGIN_C_DECLS
 struct mca_btl_base_endpoint_t;
 
 typedef struct mca_btl_pvrdma_cm_t {
-    struct ibv_cq *cq;
-    struct ibv_qp *qp;
-    struct ibv_mr *mr;
-    uint8_t *buf;
+    struct ibv_cq *cq;                  /**< the UD QP's own CQ */
+    struct pvrdma_common_ud ud;         /**< QP, slots, checks (common/ud.c) */
     uint32_t qkey;
-    uint32_t send_next;
-    uint32_t sends_outstanding;
     struct pvrdma_common_addr_info local;
 } mca_btl_pvrdma_cm_t;
 

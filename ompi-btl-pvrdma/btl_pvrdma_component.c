@@ -108,9 +108,6 @@ static int pvrdma_component_register(void)
     reg_int("send_sge", "Scatter/gather entries per send WR, clamped to max_sge "
             "(PVRDMA: 4). 0: device profile. Default: 0", NULL, OPAL_INFO_LVL_6,
             &c->send_sge);
-    c->recv_sge = 0;
-    reg_int("recv_sge", "Scatter/gather entries per receive WR, clamped to max_sge. "
-            "0: device profile (1). Default: 0", NULL, OPAL_INFO_LVL_6, &c->recv_sge);
     c->max_inline = -1;
     reg_int("max_inline", "Inline data bytes to request per send WR; the QP's "
             "reported cap is used. -1: automatic (0 on PVRDMA, which has no inline "
@@ -262,7 +259,6 @@ static int pvrdma_component_register(void)
 static int pvrdma_component_open(void)
 {
     mca_btl_pvrdma_component.module_count = 0;
-    mca_btl_pvrdma_component.output = opal_btl_base_framework.framework_output;
     return OPAL_SUCCESS;
 }
 

@@ -115,7 +115,7 @@ static int compute_profile(mca_btl_pvrdma_module_t *module)
      * explicit credit-return messages */
     req.max_recv_wr = c->recv_queue_depth > 0 ? c->recv_queue_depth : PVRDMA_COMMON_AUTO;
     req.send_sge = c->send_sge;
-    req.recv_sge = c->recv_sge;
+    req.recv_sge = 1;   /* one eager buffer per receive WR */
     req.max_inline = c->max_inline;
     req.use_srq = c->srq;
     req.srq_depth = c->srq_depth;
@@ -167,8 +167,7 @@ static void choose_rdma_write(mca_btl_pvrdma_module_t *module)
 {
     int mode = mca_btl_pvrdma_component.rdma_write;
     struct pvrdma_common_probe_port port;
-    char why[160];
-    int rc;
+    char why[256];
 
     module->rdma_write_ok = (MCA_BTL_PVRDMA_TRI_OFF != mode);
     if (MCA_BTL_PVRDMA_TRI_AUTO != mode) {
@@ -179,18 +178,11 @@ static void choose_rdma_write(mca_btl_pvrdma_module_t *module)
     port.gid_index = (int) module->gid.index;
     port.lid = module->port.port_attr.lid;
     port.mtu = module->profile.mtu;
-    rc = pvrdma_common_probe_rdma_write(module->ctx, module->pd, &port, 2000, why, sizeof(why));
-    if (0 == rc) {
-        module->rdma_write_ok = false;
-        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: %s; large messages use send/recv copies",
-                               module->port.dev_name, module->port.port_num, why);
-    } else if (rc < 0) {
-        /* the probe itself failed (resources): keep the device's word */
-        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: RDMA WRITE probe not run (%s); assuming it works",
-                               module->port.dev_name, module->port.port_num, why);
-    } else {
-        MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: %s", module->port.dev_name, module->port.port_num, why);
-    }
+    module->rdma_write_ok = pvrdma_common_rdma_write_usable(module->ctx, module->pd, &port,
+                                                            why, sizeof(why));
+    MCA_BTL_PVRDMA_VERBOSE(module->rdma_write_ok ? 5 : 1, "%s:%d: %s%s", module->port.dev_name,
+                           module->port.port_num, why, module->rdma_write_ok ? "" :
+                           "; large messages use send/recv copies");
 }
 
 static int choose_gid(mca_btl_pvrdma_module_t *module)
@@ -247,18 +239,12 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
     }
     choose_rdma_write(module);
 
-    pvrdma_common_qp_params_init(qp);
-    qp->port_num = module->port.port_num;
-    qp->mtu = module->profile.mtu;
-    qp->link_layer = module->port.link_layer;
-    qp->sgid_index = (uint8_t) module->gid.index;
-    qp->max_dest_rd_atomic = module->profile.max_dest_rd_atomic;
-    qp->max_rd_atomic = module->profile.max_rd_atomic;
+    pvrdma_common_qp_params_from_profile(qp, &module->profile, module->port.port_num,
+                                         module->port.link_layer, (uint8_t) module->gid.index);
     qp->min_rnr_timer = (uint8_t) c->min_rnr_timer;
     qp->timeout = (uint8_t) c->rc_timeout;
     qp->retry_cnt = (uint8_t) c->rc_retry_count;
     qp->rnr_retry = (uint8_t) c->rnr_retry;
-    module->max_inline = module->profile.max_inline;
     return OPAL_SUCCESS;
 }
 

@@ -212,7 +212,7 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
     mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
-    struct ibv_qp_init_attr init;
+    struct ibv_qp_cap cap;
     uint32_t grant = module->plan.recv_per_peer, need;
     int rc;
 
@@ -227,24 +227,13 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
     module->cq_committed += need;
     ep->cq_need = need;
 
-    memset(&init, 0, sizeof(init));
-    init.send_cq = module->cq;
-    init.recv_cq = module->cq;
-    init.srq = module->srq;
-    init.qp_type = IBV_QPT_RC;
-    init.sq_sig_all = 0;
-    init.cap.max_send_wr = module->profile.max_send_wr;
-    init.cap.max_recv_wr = NULL != module->srq ? 0 : grant;
-    init.cap.max_send_sge = module->profile.send_sge;
-    init.cap.max_recv_sge = NULL != module->srq ? 0 : 1;
-    init.cap.max_inline_data = module->profile.max_inline;
-
-    ep->qp = ibv_create_qp(module->pd, &init);
-    if (NULL == ep->qp && 0 != init.cap.max_inline_data) {
-        /* some providers refuse any inline request: retry without */
-        init.cap.max_inline_data = 0;
-        ep->qp = ibv_create_qp(module->pd, &init);
-    }
+    memset(&cap, 0, sizeof(cap));
+    cap.max_send_wr = module->profile.max_send_wr;
+    cap.max_recv_wr = grant;
+    cap.max_send_sge = module->profile.send_sge;
+    cap.max_recv_sge = 1;
+    cap.max_inline_data = module->profile.max_inline;
+    ep->qp = pvrdma_common_rc_qp_create(module->pd, module->cq, module->srq, &cap);
     if (NULL == ep->qp) {
         rc = errno;
         rollback_qp(ep);
@@ -255,9 +244,9 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
         module->peers_max = module->peers_connected;
     }
     /* the QP's reported caps are the final word (PVRDMA: inline 0) */
-    ep->max_inline = init.cap.max_inline_data;
-    ep->ring_size = init.cap.max_send_wr < module->profile.max_send_wr ?
-        init.cap.max_send_wr : module->profile.max_send_wr;
+    ep->max_inline = cap.max_inline_data;
+    ep->ring_size = cap.max_send_wr < module->profile.max_send_wr ?
+        cap.max_send_wr : module->profile.max_send_wr;
     ep->ring = calloc(ep->ring_size, sizeof(*ep->ring));
     if (NULL == ep->ring) {
         rollback_qp(ep);
@@ -268,7 +257,7 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
     if (ep->signal_interval > ep->ring_size / 2) {
         ep->signal_interval = ep->ring_size / 2 > 0 ? ep->ring_size / 2 : 1;
     }
-    ep->psn = ((uint32_t) getpid() * 2654435761u ^ ep->qp->qp_num) & 0xffffffu;
+    ep->psn = pvrdma_common_psn_new();
 
     rc = pvrdma_common_qp_to_init(ep->qp, &module->qp_params);
     if (0 != rc) {

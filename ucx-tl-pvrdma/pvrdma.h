@@ -271,17 +271,10 @@ typedef struct uct_pvrdma_am_hdr {
 #define UCT_PVRDMA_AM_HDR_MAGIC    0xa5
 
 
-/*
- * Immediate data of an AM on a connection with RDMA WRITE:
- *   bits  0..4   AM id
- *   bits  5..15  credits returned for the reverse connection (0: none)
- *   bits 16..31  tag of the receiving iface's ep they belong to
- * Credits fit: a channel never owes more than RX_QUEUE_LEN, and channels
- * only piggyback when that is <= UCT_PVRDMA_IMM_CREDITS_MAX.
- */
-#define UCT_PVRDMA_IMM_CREDITS_SHIFT UCT_AM_ID_BITS
-#define UCT_PVRDMA_IMM_CREDITS_MAX   0x7ffu
-#define UCT_PVRDMA_IMM_TAG_SHIFT     16
+/* Immediate data of an AM on a connection with RDMA WRITE: AM id, credits
+ * for the reverse connection, ep tag (layout: pvrdma_common_imm_pack) */
+_Static_assert(PVRDMA_COMMON_IMM_ID_MASK == UCT_AM_ID_MAX - 1,
+               "the AM id field of the immediate data is UCT_AM_ID_BITS wide");
 
 
 /** The active side of a connection. */
@@ -440,11 +433,8 @@ struct uct_pvrdma_iface {
 
     /* UD connection QP */
     struct {
-        struct ibv_qp          *qp;
-        void                   *buf;        /**< rx buffers, then tx */
-        struct ibv_mr          *mr;
+        struct pvrdma_common_ud dgram;      /**< QP, slots, checks (common/ud.c) */
         unsigned               rx_len;      /**< receive buffers */
-        uint64_t               tx_busy;     /**< bitmap of 64 tx buffers */
         ucs_list_link_t        ahs;         /**< uct_pvrdma_ah_t cache */
     } ud;
 
@@ -556,7 +546,7 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
 void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
 int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep);
 
-/* pvrdma_ep.c */
+/* pvrdma_ep.c, pvrdma_am.c (eager), pvrdma_rma.c (rendezvous) */
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
 ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
@@ -568,22 +558,6 @@ ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
                                     const void *header, unsigned header_length,
                                     const uct_iov_t *iov, size_t iovcnt,
                                     unsigned flags, uct_completion_t *comp);
-/* the same for an iface without RDMA WRITE (uct_pvrdma_am_hdr_t, no imm) */
-ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
-                                       uint64_t hdr, const void *payload,
-                                       unsigned length);
-ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                  uct_pack_callback_t pack_cb, void *arg,
-                                  unsigned flags);
-ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                       const void *header,
-                                       unsigned header_length,
-                                       const uct_iov_t *iov, size_t iovcnt,
-                                       unsigned flags, uct_completion_t *comp);
-ssize_t uct_pvrdma_ep_put_bcopy_unsupported(uct_ep_h tl_ep,
-                                            uct_pack_callback_t pack_cb,
-                                            void *arg, uint64_t remote_addr,
-                                            uct_rkey_t rkey);
 ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                      unsigned length, uint64_t remote_addr,
                                      uct_rkey_t rkey);
@@ -609,8 +583,6 @@ ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
 void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
                                  uct_pending_purge_callback_t cb, void *arg);
 void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn);
-ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
-void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc);
 void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
 void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
@@ -618,6 +590,27 @@ int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
 unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface);
 int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep);
+
+/* pvrdma_sr.c: the send/recv-only mode (QEMU's device model only) */
+void uct_pvrdma_iface_use_sr_ops(uct_pvrdma_iface_t *iface);
+uint32_t uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan,
+                                const struct ibv_wc *wc, const void *data,
+                                uint32_t *length_p);
+void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
+                                  struct ibv_send_wr *wr, uint32_t count);
+ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc);
+ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t hdr, const void *payload,
+                                       unsigned length);
+ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags);
+ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags, uct_completion_t *comp);
 
 /* pvrdma_conn.c */
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);
@@ -652,7 +645,6 @@ void uct_pvrdma_chan_defer_credits(uct_pvrdma_chan_t *chan);
 void uct_pvrdma_iface_return_deferred_credits(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_slot.c */
-void *uct_pvrdma_page_alloc(size_t size, const char *name);
 ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
                                  uct_pvrdma_slot_chunk_t **chunk_p,
                                  unsigned *index_p);

@@ -10,45 +10,6 @@
 #include "pvrdma_impl.h"
 
 
-/*
- * Send/recv-only connection: return owed credits by a SEND of the cumulative
- * total into one of the UCT_PVRDMA_CREDIT_RX_LEN receives (K below) the
- * peer ep keeps posted.  Such a SEND must never find no receive posted: with
- * rnr_retry 7 it would retry until the ep reposts, with less it would break
- * the connection.  Two rules make that impossible:
- *   (1) at most one credit message is in flight (the next one is posted
- *       after the previous completed; this also keeps the source slot
- *       unchanged while the device reads it), and every message returns at
- *       least `threshold' >= ceil(initial / K) credits (need_return);
- *   (2) the ep reads a credit message only when it processes its completion,
- *       and reposts that receive right then (uct_pvrdma_ep_handle_credit_rx).
- * Let c be the messages the ep has processed and R_i the total returned by
- * message i.  The ep can have sent at most initial + R_c AMs, so we cannot
- * have received, hence returned, more: R_n <= initial + R_c for any message
- * n we post.  As each message returns >= threshold, n - c <= initial /
- * threshold <= K: counting the arriving one, at most K messages are
- * unprocessed at the ep, so one of its K receives is free for it.  Nothing
- * depends on the ep's progress except the ep's own credits.
- */
-static void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
-                                         struct ibv_send_wr *wr,
-                                         uint32_t count)
-{
-    volatile uint64_t *total = &chan->src_chunk->slots[chan->src_index];
-
-    wr->opcode = IBV_WR_SEND;
-    if (uct_pvrdma_txq_post(chan->iface, &chan->txq, wr, 1) == UCS_OK) {
-        chan->credit_inflight        = 1;
-        chan->iface->credits_by_msg += count;
-    } else {
-        /* still owed: returned with the next attempt */
-        *total                 -= count;
-        chan->credits.owed     += count;
-        chan->credits.returned -= count;
-    }
-}
-
-
 /* Return owed credits: RDMA WRITE of the cumulative total to the peer's
  * slot (or a SEND of it, see above).  Skipped (and retried on the next
  * completion) when the QP is full.  With @p may_defer, a channel whose
@@ -261,33 +222,6 @@ static void uct_pvrdma_chan_fail(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 }
 
 
-/*
- * AM id of a message without immediate data: from a send-only peer the
- * payload starts with uct_pvrdma_am_hdr_t (the receive was posted that much
- * before the payload offset, so the payload still lands there).  Returns
- * UCT_AM_ID_MAX when the message carries no valid id.
- */
-static UCS_F_NOINLINE uint32_t
-uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
-                       const void *data, uint32_t *length_p)
-{
-    const uct_pvrdma_am_hdr_t *hdr;
-
-    if ((chan->rx_hdr_len == 0) || (wc->byte_len < sizeof(*hdr))) {
-        return UCT_AM_ID_MAX;
-    }
-
-    hdr = UCS_PTR_BYTE_OFFSET(data, -(ptrdiff_t)sizeof(*hdr));
-    if ((hdr->magic != UCT_PVRDMA_AM_HDR_MAGIC) ||
-        (hdr->am_id >= UCT_AM_ID_MAX)) {
-        return UCT_AM_ID_MAX;
-    }
-
-    *length_p = wc->byte_len - sizeof(*hdr);
-    return hdr->am_id;
-}
-
-
 /* @p is_recv: a receive completion (the poller tells, as the opcode of a
  * failed completion is not valid) */
 void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
@@ -332,7 +266,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
     if (ucs_likely(chan->rx_hdr_len == 0) &&
         ucs_likely(wc->wc_flags & IBV_WC_WITH_IMM)) {
         imm   = ntohl(wc->imm_data);
-        am_id = imm & (UCT_AM_ID_MAX - 1);
+        am_id = pvrdma_common_imm_am_id(imm);
         if (imm >= UCT_AM_ID_MAX) {
             /* credits for the reverse connection ride along */
             uct_pvrdma_chan_credit_imm_rx(chan, imm);
@@ -509,7 +443,7 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
         goto err_qp;
     }
     /* the initial receives are the peer's initial credits, not owed ones */
-    chan->credits.owed = 0;
+    pvrdma_common_credits_initial_posted(&chan->credits);
 
     ret = pvrdma_common_qp_to_rtr(chan->txq.qp, &iface->qp_params, peer);
     if (ret == 0) {

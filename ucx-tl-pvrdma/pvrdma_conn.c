@@ -26,10 +26,8 @@
 
 
 #define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
-#define UCT_PVRDMA_UD_GRH_LEN    40
-#define UCT_PVRDMA_UD_TX_LEN     64
-#define UCT_PVRDMA_UD_TX_FLAG    UCS_BIT(63)
-#define UCT_PVRDMA_CONN_VERSION  2  /* 2: ep_tag */
+#define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
+#define UCT_PVRDMA_CONN_VERSION  3  /* 2: ep_tag, 3: common header */
 
 
 enum {
@@ -46,10 +44,8 @@ enum {
 
 
 typedef struct uct_pvrdma_conn_msg {
-    uint8_t  type;
-    uint8_t  version;
-    uint8_t  flags;       /**< UCT_PVRDMA_CONN_F_* */
-    uint8_t  reserved;
+    struct pvrdma_common_ud_hdr hdr; /**< type, flags (UCT_PVRDMA_CONN_F_*);
+                                          version checked by common/ud.c */
     uint32_t src_ud_qpn;
     uint64_t conn_id;
     uint8_t  addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
@@ -61,10 +57,6 @@ typedef struct uct_pvrdma_conn_msg {
 } UCS_S_PACKED uct_pvrdma_conn_msg_t;
 
 
-#define UCT_PVRDMA_UD_RX_SIZE (UCT_PVRDMA_UD_GRH_LEN + \
-                               sizeof(uct_pvrdma_conn_msg_t))
-
-
 /* ----------------------------------------------------------------------- */
 /*  Address handles                                                        */
 /* ----------------------------------------------------------------------- */
@@ -73,7 +65,6 @@ static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
                                            const union ibv_gid *gid,
                                            uint16_t lid)
 {
-    struct ibv_ah_attr ah_attr;
     uct_pvrdma_ah_t *entry;
 
     ucs_list_for_each(entry, &iface->ud.ahs, list) {
@@ -87,17 +78,8 @@ static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
         return NULL;
     }
 
-    memset(&ah_attr, 0, sizeof(ah_attr));
-    ah_attr.port_num = iface->port_num;
-    ah_attr.dlid     = lid;
-    if (iface->port_attr.link_layer == IBV_LINK_LAYER_ETHERNET) {
-        ah_attr.is_global      = 1;
-        ah_attr.grh.dgid       = *gid;
-        ah_attr.grh.sgid_index = iface->gid.index;
-        ah_attr.grh.hop_limit  = iface->qp_params.hop_limit;
-    }
-
-    entry->ah = ibv_create_ah(iface->md->pd, &ah_attr);
+    entry->ah = pvrdma_common_ud_ah_create(iface->md->pd, &iface->qp_params,
+                                           gid, lid);
     if (entry->ah == NULL) {
         ucs_error("pvrdma: %s:%d: ibv_create_ah failed: %m",
                   iface->md->dev_name, iface->port_num);
@@ -113,86 +95,31 @@ static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
 
 
 /* ----------------------------------------------------------------------- */
-/*  UD send/receive                                                        */
+/*  UD send                                                                */
 /* ----------------------------------------------------------------------- */
-
-static void *uct_pvrdma_ud_rx_buf(uct_pvrdma_iface_t *iface, unsigned index)
-{
-    return UCS_PTR_BYTE_OFFSET(iface->ud.buf, index * UCT_PVRDMA_UD_RX_SIZE);
-}
-
-
-static void *uct_pvrdma_ud_tx_buf(uct_pvrdma_iface_t *iface, unsigned index)
-{
-    return UCS_PTR_BYTE_OFFSET(iface->ud.buf,
-                               iface->ud.rx_len * UCT_PVRDMA_UD_RX_SIZE +
-                               index * sizeof(uct_pvrdma_conn_msg_t));
-}
-
-
-static void uct_pvrdma_ud_post_recv(uct_pvrdma_iface_t *iface, unsigned index)
-{
-    struct ibv_recv_wr wr, *bad_wr;
-    struct ibv_sge sge;
-    int ret;
-
-    sge.addr   = (uintptr_t)uct_pvrdma_ud_rx_buf(iface, index);
-    sge.length = UCT_PVRDMA_UD_RX_SIZE;
-    sge.lkey   = iface->ud.mr->lkey;
-    wr.wr_id   = index;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.next    = NULL;
-
-    ret = ibv_post_recv(iface->ud.qp, &wr, &bad_wr);
-    if (ret != 0) {
-        ucs_error("pvrdma: ibv_post_recv(UD qp 0x%x) failed: %s",
-                  iface->ud.qp->qp_num, strerror(ret));
-    }
-}
-
 
 static void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
                                uint32_t dest_qpn,
                                const uct_pvrdma_conn_msg_t *msg)
 {
-    struct ibv_send_wr wr, *bad_wr;
-    struct ibv_sge sge;
-    unsigned index;
-    void *buf;
+    void *buf = pvrdma_common_ud_tx_get(&iface->ud.dgram);
     int ret;
 
-    if (iface->ud.tx_busy == UINT64_MAX) {
+    if (buf == NULL) {
         /* requests are retried, duplicate requests get the reply again */
         ucs_debug("pvrdma: UD send buffers busy, message dropped");
         return;
     }
 
-    index = ucs_ffs64(~iface->ud.tx_busy);
-    buf   = uct_pvrdma_ud_tx_buf(iface, index);
     memcpy(buf, msg, sizeof(*msg));
-
-    sge.addr              = (uintptr_t)buf;
-    sge.length            = sizeof(*msg);
-    sge.lkey              = iface->ud.mr->lkey;
-    wr.wr_id              = UCT_PVRDMA_UD_TX_FLAG | index;
-    wr.sg_list            = &sge;
-    wr.num_sge            = 1;
-    wr.opcode             = IBV_WR_SEND;
-    wr.send_flags         = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah           = ah;
-    wr.wr.ud.remote_qpn   = dest_qpn;
-    wr.wr.ud.remote_qkey  = UCT_PVRDMA_UD_QKEY;
-    wr.next               = NULL;
-
-    ret = ibv_post_send(iface->ud.qp, &wr, &bad_wr);
+    ret = pvrdma_common_ud_send(&iface->ud.dgram, buf, ah, dest_qpn,
+                                UCT_PVRDMA_UD_QKEY);
     if (ret != 0) {
         ucs_diag("pvrdma: ibv_post_send(UD qp 0x%x) failed: %s",
-                 iface->ud.qp->qp_num, strerror(ret));
+                 iface->ud.dgram.qp->qp_num, strerror(ret));
         return;
     }
 
-    iface->ud.tx_busy |= UCS_BIT(index);
     /* the UD send completion must be seen even if the CQ was armed */
     uct_pvrdma_iface_wakeup_poll(iface);
 }
@@ -203,9 +130,8 @@ static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
                                      uint64_t conn_id)
 {
     memset(msg, 0, sizeof(*msg));
-    msg->type       = type;
-    msg->version    = UCT_PVRDMA_CONN_VERSION;
-    msg->src_ud_qpn = htobe32(iface->ud.qp->qp_num);
+    msg->hdr.type   = type;
+    msg->src_ud_qpn = htobe32(iface->ud.dgram.qp->qp_num);
     msg->conn_id    = htobe64(conn_id);
 }
 
@@ -238,9 +164,9 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
             (uintptr_t)&ep->slot_chunk->slots[ep->slot_index]);
     msg.rkey        = htobe32(ep->slot_chunk->mr->rkey);
     msg.credits     = htobe32(UCT_PVRDMA_CREDIT_RX_LEN);
-    msg.flags       = iface->rdma_write_ok ? 0 : UCT_PVRDMA_CONN_F_SEND_ONLY;
+    msg.hdr.flags   = iface->rdma_write_ok ? 0 : UCT_PVRDMA_CONN_F_SEND_ONLY;
     if (ep->has_credit_tag) {
-        msg.flags  |= UCT_PVRDMA_CONN_F_EP_TAG;
+        msg.hdr.flags  |= UCT_PVRDMA_CONN_F_EP_TAG;
         msg.ep_tag  = htobe16(ep->credit_tag);
     }
     uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
@@ -333,7 +259,7 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
                            const struct pvrdma_common_addr_info *peer)
 {
     uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
-    int send_only       = (msg->flags & UCT_PVRDMA_CONN_F_SEND_ONLY) ||
+    int send_only       = (msg->hdr.flags & UCT_PVRDMA_CONN_F_SEND_ONLY) ||
                           !iface->rdma_write_ok;
     ucs_status_t status;
     int ret;
@@ -433,7 +359,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 {
     uint32_t ud_qpn  = be32toh(req->src_ud_qpn);
     uint64_t conn_id = be64toh(req->conn_id);
-    int peer_sr      = !!(req->flags & UCT_PVRDMA_CONN_F_SEND_ONLY);
+    int peer_sr      = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_SEND_ONLY);
     int send_only    = peer_sr || !iface->rdma_write_ok;
     uct_pvrdma_conn_msg_t rep;
     uct_pvrdma_chan_t *chan;
@@ -466,7 +392,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
                   iface->port_num);
         status = UCS_ERR_UNSUPPORTED;
     } else {
-        psn    = ucs_generate_uuid(conn_id) & 0xffffff;
+        psn    = pvrdma_common_psn_new();
         status = uct_pvrdma_chan_create(iface, peer, psn,
                                         be64toh(req->remote_addr),
                                         be32toh(req->rkey), send_only,
@@ -487,7 +413,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     chan->peer_gid     = peer->gid;
     chan->peer_ud_qpn  = ud_qpn;
     chan->conn_id      = conn_id;
-    chan->peer_has_tag = !!(req->flags & UCT_PVRDMA_CONN_F_EP_TAG);
+    chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
     chan->peer_ep_tag  = be16toh(req->ep_tag);
     uct_pvrdma_chan_pair_ep(chan);
 
@@ -497,7 +423,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     rep.rkey        = htobe32(iface->scratch_mr->rkey);
     /* the receives it really posted (maybe fewer than RX_QUEUE_LEN) */
     rep.credits     = htobe32(chan->rx_len);
-    rep.flags       = send_only ? UCT_PVRDMA_CONN_F_SEND_ONLY : 0;
+    rep.hdr.flags   = send_only ? UCT_PVRDMA_CONN_F_SEND_ONLY : 0;
 
     UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
     memcpy(chan->rep, &rep, sizeof(rep));
@@ -532,38 +458,31 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
 {
     const uct_pvrdma_conn_msg_t *msg;
     struct pvrdma_common_addr_info peer;
-    unsigned index;
+    const void *rx;
+    int ret;
 
-    if (wc->wr_id & UCT_PVRDMA_UD_TX_FLAG) {
-        index              = wc->wr_id & ~UCT_PVRDMA_UD_TX_FLAG;
-        iface->ud.tx_busy &= ~UCS_BIT(index);
-        if (wc->status != IBV_WC_SUCCESS) {
-            ucs_diag("pvrdma: UD send failed: %s",
-                     ibv_wc_status_str(wc->status));
-        }
+    switch (pvrdma_common_ud_complete(&iface->ud.dgram, wc, &rx)) {
+    case PVRDMA_COMMON_UD_SENT:
+    case PVRDMA_COMMON_UD_FLUSHED:
         return;
+    case PVRDMA_COMMON_UD_SEND_FAILED:
+        ucs_diag("pvrdma: UD send failed: %s", ibv_wc_status_str(wc->status));
+        return;
+    case PVRDMA_COMMON_UD_DROPPED:
+        ucs_diag("pvrdma: ignoring a malformed connection message (%s)",
+                 ibv_wc_status_str(wc->status));
+        goto out;
+    case PVRDMA_COMMON_UD_RECEIVED:
+        break;
     }
 
-    index = wc->wr_id;
-    if (wc->status != IBV_WC_SUCCESS) {
-        if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-            ucs_diag("pvrdma: UD receive failed: %s",
-                     ibv_wc_status_str(wc->status));
-            uct_pvrdma_ud_post_recv(iface, index);
-        }
-        return;
-    }
-
-    msg = UCS_PTR_BYTE_OFFSET(uct_pvrdma_ud_rx_buf(iface, index),
-                              UCT_PVRDMA_UD_GRH_LEN);
-    if ((wc->byte_len < UCT_PVRDMA_UD_RX_SIZE) ||
-        (msg->version != UCT_PVRDMA_CONN_VERSION) ||
-        (pvrdma_common_addr_unpack(msg->addr, sizeof(msg->addr), &peer) != 0)) {
+    msg = rx;
+    if (pvrdma_common_addr_unpack(msg->addr, sizeof(msg->addr), &peer) != 0) {
         ucs_diag("pvrdma: ignoring a malformed connection message");
         goto out;
     }
 
-    switch (msg->type) {
+    switch (msg->hdr.type) {
     case UCT_PVRDMA_CONN_REQ:
         uct_pvrdma_conn_handle_req(iface, msg, &peer);
         break;
@@ -577,12 +496,17 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         uct_pvrdma_conn_handle_disc(iface, msg, &peer);
         break;
     default:
-        ucs_diag("pvrdma: ignoring connection message of type %d", msg->type);
+        ucs_diag("pvrdma: ignoring connection message of type %d",
+                 msg->hdr.type);
         break;
     }
 
 out:
-    uct_pvrdma_ud_post_recv(iface, index);
+    ret = pvrdma_common_ud_repost(&iface->ud.dgram, wc);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_post_recv(UD qp 0x%x) failed: %s",
+                  iface->ud.dgram.qp->qp_num, strerror(ret));
+    }
 }
 
 
@@ -590,114 +514,46 @@ out:
 /*  Setup                                                                  */
 /* ----------------------------------------------------------------------- */
 
-static ucs_status_t uct_pvrdma_ud_qp_connect(uct_pvrdma_iface_t *iface)
-{
-    struct ibv_qp_attr attr;
-    int ret;
-
-    memset(&attr, 0, sizeof(attr));
-    attr.qp_state   = IBV_QPS_INIT;
-    attr.pkey_index = 0;
-    attr.port_num   = iface->port_num;
-    attr.qkey       = UCT_PVRDMA_UD_QKEY;
-    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                        IBV_QP_PORT | IBV_QP_QKEY);
-    if (ret != 0) {
-        goto err;
-    }
-
-    attr.qp_state = IBV_QPS_RTR;
-    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE);
-    if (ret != 0) {
-        goto err;
-    }
-
-    attr.qp_state = IBV_QPS_RTS;
-    attr.sq_psn   = 0;
-    ret = ibv_modify_qp(iface->ud.qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
-    if (ret != 0) {
-        goto err;
-    }
-    return UCS_OK;
-
-err:
-    ucs_error("pvrdma: %s:%d: UD qp 0x%x: modify to state %d failed: %s",
-              iface->md->dev_name, iface->port_num, iface->ud.qp->qp_num,
-              attr.qp_state, strerror(ret));
-    return UCS_ERR_IO_ERROR;
-}
-
-
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
 {
-    struct ibv_qp_init_attr init_attr;
-    ucs_status_t status;
-    size_t size;
-    unsigned i;
+    struct pvrdma_common_ud_attr attr;
+    const char *what;
+    int ret;
 
     ucs_list_head_init(&iface->ud.ahs);
-    iface->ud.tx_busy = 0;
     iface->ud.rx_len  = ucs_min(iface->ud.rx_len,
                                 iface->md->dev_attr.max_qp_wr);
 
     if (iface->cq_budget < iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN +
                            iface->config.tx_queue_len) {
-        ucs_error("pvrdma: UCX_PVRDMA_CQ_LEN is too small");
+        ucs_error("pvrdma: %s:%d: the completion queue has %u entries, the "
+                  "connection QP (UCX_PVRDMA_UD_RX_QUEUE_LEN=%u + %u) and one "
+                  "send queue (UCX_PVRDMA_TX_QUEUE_LEN=%u) need more: raise "
+                  "UCX_PVRDMA_CQ_LEN or lower those", iface->md->dev_name,
+                  iface->port_num, iface->cq_budget, iface->ud.rx_len,
+                  UCT_PVRDMA_UD_TX_LEN, iface->config.tx_queue_len);
         return UCS_ERR_INVALID_PARAM;
     }
 
-    size = iface->ud.rx_len * UCT_PVRDMA_UD_RX_SIZE +
-           UCT_PVRDMA_UD_TX_LEN * sizeof(uct_pvrdma_conn_msg_t);
-    iface->ud.buf = uct_pvrdma_page_alloc(size, "pvrdma ud buffers");
-    if (iface->ud.buf == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    iface->ud.mr = ibv_reg_mr(iface->md->pd, iface->ud.buf, size,
-                              IBV_ACCESS_LOCAL_WRITE);
-    if (iface->ud.mr == NULL) {
-        ucs_error("pvrdma: ibv_reg_mr(UD buffers) failed: %m");
-        status = UCS_ERR_IO_ERROR;
-        goto err_free;
-    }
-
-    memset(&init_attr, 0, sizeof(init_attr));
-    init_attr.send_cq          = iface->cq;
-    init_attr.recv_cq          = iface->cq;
-    init_attr.qp_type          = IBV_QPT_UD;
-    init_attr.cap.max_send_wr  = UCT_PVRDMA_UD_TX_LEN;
-    init_attr.cap.max_recv_wr  = iface->ud.rx_len;
-    init_attr.cap.max_send_sge = 1;
-    init_attr.cap.max_recv_sge = 1;
-
-    iface->ud.qp = ibv_create_qp(iface->md->pd, &init_attr);
-    if (iface->ud.qp == NULL) {
-        ucs_error("pvrdma: %s:%d: ibv_create_qp(UD) failed: %m",
-                  iface->md->dev_name, iface->port_num);
-        status = UCS_ERR_IO_ERROR;
-        goto err_dereg;
-    }
-
-    status = uct_pvrdma_ud_qp_connect(iface);
-    if (status != UCS_OK) {
-        goto err_qp;
-    }
-
-    for (i = 0; i < iface->ud.rx_len; ++i) {
-        uct_pvrdma_ud_post_recv(iface, i);
+    memset(&attr, 0, sizeof(attr));
+    attr.pd       = iface->md->pd;
+    attr.cq       = iface->cq;
+    attr.port_num = iface->port_num;
+    attr.qkey     = UCT_PVRDMA_UD_QKEY;
+    attr.version  = UCT_PVRDMA_CONN_VERSION;
+    attr.rx_count = iface->ud.rx_len;
+    attr.tx_count = UCT_PVRDMA_UD_TX_LEN;
+    attr.msg_size = sizeof(uct_pvrdma_conn_msg_t);
+    ret = pvrdma_common_ud_open(&iface->ud.dgram, &attr, &what);
+    if (ret != 0) {
+        ucs_error("pvrdma: %s:%d: %s failed: %s", iface->md->dev_name,
+                  iface->port_num, what, strerror(ret));
+        return (ret == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
     iface->cq_budget   -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     iface->rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     return UCS_OK;
-
-err_qp:
-    ibv_destroy_qp(iface->ud.qp);
-err_dereg:
-    ibv_dereg_mr(iface->ud.mr);
-err_free:
-    ucs_free(iface->ud.buf);
-    return status;
 }
 
 
@@ -705,11 +561,14 @@ void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface)
 {
     uct_pvrdma_ah_t *entry, *tmp;
 
-    ibv_destroy_qp(iface->ud.qp);
+    /* the QP before its address handles */
+    if (iface->ud.dgram.qp != NULL) {
+        ibv_destroy_qp(iface->ud.dgram.qp);
+        iface->ud.dgram.qp = NULL;
+    }
     ucs_list_for_each_safe(entry, tmp, &iface->ud.ahs, list) {
         ibv_destroy_ah(entry->ah);
         ucs_free(entry);
     }
-    ibv_dereg_mr(iface->ud.mr);
-    ucs_free(iface->ud.buf);
+    pvrdma_common_ud_close(&iface->ud.dgram);
 }

@@ -96,7 +96,7 @@ static int uct_pvrdma_chan_can_ride(const uct_pvrdma_chan_t *chan)
 {
     return chan->iface->config.credit_imm && chan->peer_has_tag &&
            !chan->send_credits && (chan->rev_ep == NULL) &&
-           (chan->rx_len <= UCT_PVRDMA_IMM_CREDITS_MAX);
+           (chan->rx_len <= PVRDMA_COMMON_IMM_CREDITS_MAX);
 }
 
 
@@ -215,12 +215,10 @@ uct_pvrdma_chan_credit_ep(uct_pvrdma_chan_t *chan, uint16_t tag,
 /* An AM from the peer carried credits for one of our eps. */
 void uct_pvrdma_chan_credit_imm_rx(uct_pvrdma_chan_t *chan, uint32_t imm)
 {
-    uint32_t credits = (imm >> UCT_PVRDMA_IMM_CREDITS_SHIFT) &
-                       UCT_PVRDMA_IMM_CREDITS_MAX;
+    uint32_t credits = pvrdma_common_imm_credits(imm);
     uct_pvrdma_ep_t *ep;
 
-    ep = uct_pvrdma_chan_credit_ep(chan, imm >> UCT_PVRDMA_IMM_TAG_SHIFT,
-                                   credits);
+    ep = uct_pvrdma_chan_credit_ep(chan, pvrdma_common_imm_tag(imm), credits);
     if (ep == NULL) {
         return;
     }

@@ -3,7 +3,9 @@
 /**
  * @file pvrdma_impl.h
  * @brief Hot-path inlines of the UCT "pvrdma" transport: resource checks,
- *        credits and posting send WRs with selective signalling.
+ *        credits, posting send WRs with selective signalling and iovs as
+ *        SGEs; and what the iface's own files share (pvrdma_iface.c,
+ *        pvrdma_iface_init.c, pvrdma_progress.c).
  */
 #ifndef UCT_PVRDMA_IMPL_H
 #define UCT_PVRDMA_IMPL_H
@@ -127,13 +129,6 @@ uct_pvrdma_ep_check_tx_op(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 }
 
 
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_pvrdma_ep_check_tx(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep)
-{
-    return uct_pvrdma_ep_check_tx_op(iface, ep, 0);
-}
-
-
 static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_is_connected(uct_pvrdma_ep_t *ep)
 {
     return ep->state >= UCT_PVRDMA_EP_CONNECTED_SR;
@@ -236,8 +231,7 @@ uct_pvrdma_ep_am_imm(uct_pvrdma_ep_t *ep, uint8_t id, uint32_t *credits_p)
     credits    = pvrdma_common_credits_piggyback(&chan->credits);
     *credits_p = credits;
     chan->iface->credits_by_imm += credits;
-    return htonl(id | (credits << UCT_PVRDMA_IMM_CREDITS_SHIFT) |
-                 ((uint32_t)chan->peer_ep_tag << UCT_PVRDMA_IMM_TAG_SHIFT));
+    return htonl(pvrdma_common_imm_pack(id, credits, chan->peer_ep_tag));
 }
 
 
@@ -245,8 +239,7 @@ static UCS_F_ALWAYS_INLINE void
 uct_pvrdma_ep_am_imm_undo(uct_pvrdma_ep_t *ep, uint32_t credits)
 {
     if (credits > 0) {
-        ep->rev_chan->credits.owed           += credits;
-        ep->rev_chan->credits.returned       -= credits;
+        pvrdma_common_credits_unpiggyback(&ep->rev_chan->credits, credits);
         ep->rev_chan->iface->credits_by_imm -= credits;
     }
 }
@@ -261,11 +254,134 @@ uct_pvrdma_ep_track_desc(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc)
 }
 
 
+
 static UCS_F_ALWAYS_INLINE void
 uct_pvrdma_tx_desc_reset(uct_pvrdma_tx_desc_t *desc)
 {
     desc->comp      = NULL;
     desc->unpack_cb = NULL;
 }
+
+
+/* Fill SGEs from an iov; zero-length entries are skipped. */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_iov_to_sge(struct ibv_sge *sge, const uct_iov_t *iov, size_t iovcnt,
+                      size_t *total_p)
+{
+    size_t i, total = 0;
+    int num_sge     = 0;
+
+    for (i = 0; i < iovcnt; ++i) {
+        if (iov[i].length == 0) {
+            continue;
+        }
+        sge[num_sge].addr   = (uintptr_t)iov[i].buffer;
+        sge[num_sge].length = iov[i].length;
+        sge[num_sge].lkey   = (iov[i].memh == UCT_MEM_HANDLE_NULL) ? 0 :
+                              uct_pvrdma_memh_lkey(iov[i].memh);
+        total              += iov[i].length;
+        ++num_sge;
+    }
+
+    *total_p = total;
+    return num_sge;
+}
+
+
+/* The iface's set-up (pvrdma_iface_init.c), called from its class init and
+ * cleanup, and its progress function (pvrdma_progress.c), in its ops table
+ * (pvrdma_iface.c). */
+extern const char *uct_pvrdma_ternary_names[];
+ucs_status_t uct_pvrdma_iface_parse_dev_name(uct_pvrdma_iface_t *iface,
+                                             const char *dev_name);
+ucs_status_t
+uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
+                              const uct_pvrdma_iface_config_t *config);
+ucs_status_t uct_pvrdma_iface_init_addr(uct_pvrdma_iface_t *iface,
+                                        const uct_pvrdma_iface_config_t *config);
+void uct_pvrdma_iface_init_rdma_write(uct_pvrdma_iface_t *iface,
+                                      const uct_pvrdma_iface_config_t *config);
+ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_cleanup_cq(uct_pvrdma_iface_t *iface);
+ucs_status_t
+uct_pvrdma_iface_init_mpools(uct_pvrdma_iface_t *iface,
+                             const uct_pvrdma_iface_config_t *config,
+                             const uct_iface_params_t *params);
+unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface);
+
+
+/* Argument checks of am_zcopy (both modes; compiled out without
+ * --enable-params-check, as UCX's own) */
+#define UCT_PVRDMA_CHECK_AM_ZCOPY(_iface, _id, _header_length, _iov, _iovcnt) \
+    UCT_CHECK_AM_ID(_id); \
+    UCT_CHECK_IOV_SIZE(_iovcnt, (size_t)(_iface)->config.tx_max_sge - 1, \
+                       "am_zcopy"); \
+    UCT_CHECK_LENGTH(_header_length, 0, \
+                     ucs_min((_iface)->config.seg_size, 128), \
+                     "am_zcopy header"); \
+    UCT_CHECK_LENGTH((_header_length) + uct_iov_total_length(_iov, _iovcnt), \
+                     0, (_iface)->config.seg_size, "am_zcopy")
+
+/**
+ * The one admission check of every active message (both modes): the ep is
+ * connected, its QP has a send WQE and the iface a CQ entry, the peer a
+ * receive credit, and a send buffer is free.  On failure nothing is taken.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_admit(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                       uct_pvrdma_tx_desc_t **desc_p)
+{
+    uct_pvrdma_tx_desc_t *desc;
+
+    if (desc_p != NULL) {
+        *desc_p = NULL;
+    }
+    if (ucs_unlikely(ep->state < UCT_PVRDMA_EP_CONNECTED_SR)) {
+        return uct_pvrdma_ep_state_status(ep);
+    }
+    if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &ep->txq)) ||
+        ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    if (desc_p == NULL) {
+        return UCS_OK; /* inline data: no buffer */
+    }
+
+    UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
+        pvrdma_common_credits_untake(&ep->credits);
+        return UCS_ERR_NO_RESOURCE;
+    });
+    uct_pvrdma_tx_desc_reset(desc);
+    *desc_p = desc;
+    return UCS_OK;
+}
+
+
+/**
+ * Post an admitted AM.  @p credits were taken for its immediate data
+ * (uct_pvrdma_ep_am_imm); if the post fails they are owed again, the
+ * receive credit is given back and the buffer released.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                      struct ibv_send_wr *wr, uct_pvrdma_tx_desc_t *desc,
+                      uint32_t credits, int signal)
+{
+    ucs_status_t status = uct_pvrdma_ep_post(iface, ep, wr, signal);
+
+    if (ucs_unlikely(status != UCS_OK)) {
+        uct_pvrdma_ep_am_imm_undo(ep, credits);
+        pvrdma_common_credits_untake(&ep->credits);
+        if (desc != NULL) {
+            ucs_mpool_put_inline(desc);
+        }
+        return status;
+    }
+    if (desc != NULL) {
+        uct_pvrdma_ep_track_desc(ep, desc);
+    }
+    return UCS_OK;
+}
+
 
 #endif

@@ -89,6 +89,26 @@ uct_pvrdma_query_md_resources(uct_component_t *component UCS_V_UNUSED,
 }
 
 
+/* UCP ranks devices by their distance to the process (NUMA): a device
+ * whose PCI function UCS's topology knows gets its index; software
+ * devices (rxe) have none and stay "unknown", as in uct/ib. */
+static void uct_pvrdma_md_set_sys_dev(uct_pvrdma_md_t *md)
+{
+    char bdf[UCS_SYS_BDF_NAME_MAX];
+
+    md->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+    if ((pvrdma_common_dev_pci_name(md->dev_name, bdf, sizeof(bdf)) != 0) ||
+        (ucs_topo_find_device_by_bdf_name(bdf, &md->sys_dev) != UCS_OK)) {
+        md->sys_dev = UCS_SYS_DEVICE_ID_UNKNOWN;
+        ucs_debug("pvrdma: %s: system device unknown", md->dev_name);
+        return;
+    }
+    (void)ucs_topo_sys_device_set_name(md->sys_dev, md->dev_name);
+    ucs_debug("pvrdma: %s: PCI %s, sys_dev %d", md->dev_name, bdf,
+              md->sys_dev);
+}
+
+
 ucs_status_t uct_pvrdma_query_tl_devices(uct_md_h uct_md,
                                          uct_tl_device_resource_t **devices_p,
                                          unsigned *num_devices_p)
@@ -124,7 +144,7 @@ ucs_status_t uct_pvrdma_query_tl_devices(uct_md_h uct_md,
                           sizeof(devices[num_devices].name), "%s:%d",
                           md->dev_name, port_num);
         devices[num_devices].type       = UCT_DEVICE_TYPE_NET;
-        devices[num_devices].sys_device = UCS_SYS_DEVICE_ID_UNKNOWN;
+        devices[num_devices].sys_device = md->sys_dev;
         ++num_devices;
     }
 
@@ -354,16 +374,12 @@ uct_pvrdma_rkey_unpack(uct_component_t *component UCS_V_UNUSED,
 /*  RDMA WRITE probe                                                       */
 /* ----------------------------------------------------------------------- */
 
-/* As the BTL: long enough for a loopback WRITE even on a nested device */
-#define UCT_PVRDMA_WRITE_PROBE_TIMEOUT_MS  2000
-
-
 int uct_pvrdma_md_rdma_write_ok(uct_pvrdma_md_t *md,
                                 const struct pvrdma_common_probe_port *port)
 {
     uct_pvrdma_write_probe_t result;
-    char why[160] = "";
-    int cache, ret;
+    char why[256];
+    int cache;
 
     cache = port->port_num <= UCT_PVRDMA_MD_PROBE_PORTS;
     pthread_mutex_lock(&md->probe_lock);
@@ -373,25 +389,15 @@ int uct_pvrdma_md_rdma_write_ok(uct_pvrdma_md_t *md,
         goto out;
     }
 
-    ret = pvrdma_common_probe_rdma_write(md->ctx, md->pd, port,
-                                         UCT_PVRDMA_WRITE_PROBE_TIMEOUT_MS,
-                                         why, sizeof(why));
-    if (ret > 0) {
+    if (pvrdma_common_rdma_write_usable(md->ctx, md->pd, port, why,
+                                        sizeof(why))) {
         result = UCT_PVRDMA_WRITE_OK;
-        ucs_debug("pvrdma: %s:%d: RDMA WRITE probe: %s", md->dev_name,
-                  port->port_num, why);
-    } else if (ret == 0) {
-        result = UCT_PVRDMA_WRITE_BROKEN;
-        ucs_diag("pvrdma: %s:%d: RDMA WRITE does not work (%s): send/recv "
-                 "only, no PUT (UCX_PVRDMA_RDMA_WRITE=try)", md->dev_name,
-                 port->port_num, why);
+        ucs_debug("pvrdma: %s:%d: %s", md->dev_name, port->port_num, why);
     } else {
-        /* the probe itself could not run (resources): keep the device's
-         * word, as the BTL does */
-        result = UCT_PVRDMA_WRITE_OK;
-        ucs_debug("pvrdma: %s:%d: RDMA WRITE probe not run (%s: %s); "
-                  "assuming WRITE works", md->dev_name, port->port_num, why,
-                  strerror(-ret));
+        result = UCT_PVRDMA_WRITE_BROKEN;
+        ucs_diag("pvrdma: %s:%d: %s: send/recv only, no PUT "
+                 "(UCX_PVRDMA_RDMA_WRITE=try)", md->dev_name, port->port_num,
+                 why);
     }
 
     if (cache) {
@@ -496,6 +502,7 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
     }
 
     md->is_pvrdma = pvrdma_common_is_pvrdma(md_name, &md->dev_attr);
+    uct_pvrdma_md_set_sys_dev(md);
 
     md->pd = ibv_alloc_pd(md->ctx);
     if (md->pd == NULL) {
@@ -504,10 +511,11 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
         goto err_close;
     }
 
-    /* Honest limit: the device's max_mr_size (on PVRDMA also 1 GiB, the
-     * reach of one page directory), optionally lowered by the user. */
+    /* Honest limit: the device's max_mr_size (on PVRDMA also the reach of
+     * one page directory), optionally lowered by the user. */
     md->max_reg = pvrdma_common_frag_limit(md->dev_attr.max_mr_size,
-                                           md->is_pvrdma ? UCS_GBYTE : 0,
+                                           md->is_pvrdma ?
+                                           PVRDMA_COMMON_MR_LIMIT : 0,
                                            (config->max_reg == SIZE_MAX) ?
                                            0 : config->max_reg);
     if (md->max_reg > SIZE_MAX) {

@@ -13,6 +13,7 @@
 
 #include <uct/base/uct_md.h>
 #include <ucs/memory/rcache.h>
+#include <ucs/sys/topo/base/topo.h>
 
 #include <pthread.h>
 
@@ -53,6 +54,8 @@ typedef struct uct_pvrdma_md {
     ucs_rcache_t           *rcache;       /**< NULL when disabled */
     struct ibv_device_attr dev_attr;      /**< device capabilities */
     int                    is_pvrdma;     /**< PVRDMA quirks apply */
+    ucs_sys_device_t       sys_dev;       /**< PCI function, for UCP's
+                                               distance-based selection */
     size_t                 max_reg;       /**< largest registration */
     ucs_linear_func_t      reg_cost;      /**< registration cost model */
     char                   dev_name[PVRDMA_COMMON_DEV_NAME_MAX];

@@ -12,29 +12,6 @@
  */
 #include "pvrdma.h"
 
-#include <ucs/debug/memtrack_int.h>
-
-
-/*
- * Zeroed memory of whole pages, for the transport's own small registrations
- * (slots, UD buffers, the flush scratch word).  QEMU's pvrdma device model
- * refuses (EFAULT) registrations of heap memory that shares its pages with
- * another registration, which calloc'd buffers do; UCX's own buffers and
- * the rcache's regions are page-aligned already.
- */
-void *uct_pvrdma_page_alloc(size_t size, const char *name)
-{
-    size_t page = ucs_get_page_size();
-    void *ptr;
-
-    size = ucs_align_up(size, page);
-    if (ucs_posix_memalign(&ptr, page, size, name) != 0) {
-        return NULL;
-    }
-    memset(ptr, 0, size);
-    return ptr;
-}
-
 
 ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
                                  uct_pvrdma_slot_chunk_t **chunk_p,
@@ -49,7 +26,9 @@ ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
         }
     }
 
-    chunk = uct_pvrdma_page_alloc(sizeof(*chunk), "pvrdma credit slots");
+    /* whole pages: QEMU's pvrdma model refuses registrations of heap memory
+     * that shares a page with another registration (common/page.c) */
+    chunk = pvrdma_common_page_alloc(sizeof(*chunk));
     if (chunk == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
@@ -60,7 +39,7 @@ ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
     if (chunk->mr == NULL) {
         ucs_error("pvrdma: %s: ibv_reg_mr(credit slots) failed: %m",
                   iface->md->dev_name);
-        ucs_free(chunk);
+        free(chunk);
         return UCS_ERR_IO_ERROR;
     }
     ucs_list_add_tail(&iface->slot_chunks, &chunk->list);
@@ -87,7 +66,7 @@ void uct_pvrdma_slots_cleanup(uct_pvrdma_iface_t *iface)
 
     ucs_list_for_each_safe(chunk, tmp, &iface->slot_chunks, list) {
         ibv_dereg_mr(chunk->mr);
-        ucs_free(chunk);
+        free(chunk);
     }
     ucs_list_head_init(&iface->slot_chunks);
 }

@@ -147,8 +147,57 @@ static void test_both_flood(void)
     CHECK(sent_b >= 500);
 }
 
+/* A post that was to carry piggybacked credits failed: they are owed again,
+ * and the initial receives of a connection are not owed at all. */
+static void test_undo_and_initial(void)
+{
+    struct pvrdma_common_credits c;
+
+    CHECK_EQ(pvrdma_common_credits_init(&c, 16, 1, 4), 0);
+    pvrdma_common_credits_consumed(&c, 16);     /* the first post */
+    pvrdma_common_credits_initial_posted(&c);
+    CHECK_EQ(c.owed, 0);
+    CHECK(!pvrdma_common_credits_need_return(&c));
+
+    pvrdma_common_credits_consumed(&c, 5);
+    CHECK_EQ(pvrdma_common_credits_piggyback(&c), 5);
+    CHECK_EQ(c.owed, 0);
+    CHECK_EQ(c.returned, 5);
+    pvrdma_common_credits_unpiggyback(&c, 5);
+    CHECK_EQ(c.owed, 5);
+    CHECK_EQ(c.returned, 0);
+    CHECK(pvrdma_common_credits_need_return(&c));
+}
+
+/* Immediate data: AM id, credits and tag come back as they went in, and
+ * none spills into another field. */
+static void test_imm(void)
+{
+    uint32_t imm;
+
+    imm = pvrdma_common_imm_pack(7, 0, 0);
+    CHECK_EQ(imm, 7);                     /* no credits: just the AM id */
+    imm = pvrdma_common_imm_pack(31, PVRDMA_COMMON_IMM_CREDITS_MAX, 0xffff);
+    CHECK_EQ(imm, 0xffffffffu);
+    CHECK_EQ(pvrdma_common_imm_am_id(imm), 31);
+    CHECK_EQ(pvrdma_common_imm_credits(imm), PVRDMA_COMMON_IMM_CREDITS_MAX);
+    CHECK_EQ(pvrdma_common_imm_tag(imm), 0xffff);
+    imm = pvrdma_common_imm_pack(3, 130, 0x1234);
+    CHECK_EQ(pvrdma_common_imm_am_id(imm), 3);
+    CHECK_EQ(pvrdma_common_imm_credits(imm), 130);
+    CHECK_EQ(pvrdma_common_imm_tag(imm), 0x1234);
+    CHECK_EQ(imm, 3u | (130u << 5) | (0x1234u << 16));   /* the wire layout */
+    /* an id or a credit count too big for its field is cut, not spilled */
+    imm = pvrdma_common_imm_pack(32 + 1, 0, 0);
+    CHECK_EQ(imm, 1);
+    imm = pvrdma_common_imm_pack(0, PVRDMA_COMMON_IMM_CREDITS_MAX + 1, 0);
+    CHECK_EQ(pvrdma_common_imm_tag(imm), 0);
+}
+
 int main(void)
 {
+    test_undo_and_initial();
+    test_imm();
     test_basic();
     test_one_way_stream();
     test_both_flood();

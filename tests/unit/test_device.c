@@ -45,5 +45,24 @@ int main(void)
     CHECK_EQ(pvrdma_common_dev_numa_node("../../etc"),
              PVRDMA_COMMON_NUMA_UNKNOWN);
 
+    /* PCI address of the device (UCX's sys_device comes from it) */
+    CHECK(pvrdma_common_is_pci_bdf("0000:0b:00.0"));
+    CHECK(pvrdma_common_is_pci_bdf("0001:ff:1f.7"));
+    CHECK(!pvrdma_common_is_pci_bdf("0000:0b:00.0x"));
+    CHECK(!pvrdma_common_is_pci_bdf("0000:0b:20.0"));   /* slot > 0x1f */
+    CHECK(!pvrdma_common_is_pci_bdf("0000:0b:00.8"));   /* function > 7 */
+    CHECK(!pvrdma_common_is_pci_bdf("0:b:0.0"));
+    CHECK(!pvrdma_common_is_pci_bdf("rxe0"));
+    CHECK(!pvrdma_common_is_pci_bdf(""));
+    CHECK(!pvrdma_common_is_pci_bdf(NULL));
+    {
+        char bdf[16];
+
+        CHECK_EQ(pvrdma_common_dev_pci_name("no_such_dev_xyz", bdf,
+                                            sizeof(bdf)), ENODEV);
+        CHECK_EQ(pvrdma_common_dev_pci_name("../../etc", bdf, sizeof(bdf)),
+                 EINVAL);
+    }
+
     return test_done("test_device");
 }

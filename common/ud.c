@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file ud.c
+ * @brief The UD QP both plugins exchange connection messages over: its
+ *        buffers, bring-up, sends, receives, address handles, and the
+ *        checks every received message passes before a plugin sees it.
+ *
+ * Both plugins set RC QPs up by datagrams (Debian's Open MPI has no rdmacm
+ * CPC, UCX's rdmacm needs IP addressing the bed's PVRDMA model lacks), so
+ * this is the one place a datagram from the fabric enters either of them.
+ */
+#ifdef HAVE_CONFIG_H
+#include "pvrdma_config.h"
+#endif
+#include "pvrdma_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t ud_rx_slot(const struct pvrdma_common_ud *ud)
+{
+    return PVRDMA_COMMON_UD_GRH_LEN + ud->msg_size;
+}
+
+static uint8_t *ud_rx_buf(const struct pvrdma_common_ud *ud, uint32_t index)
+{
+    return ud->buf + (size_t) index * ud_rx_slot(ud);
+}
+
+static uint8_t *ud_tx_buf(const struct pvrdma_common_ud *ud, uint32_t index)
+{
+    return ud->buf + (size_t) ud->rx_count * ud_rx_slot(ud) +
+           (size_t) index * ud->msg_size;
+}
+
+static void ud_recv_wr(struct pvrdma_common_ud *ud, uint32_t index,
+                       struct ibv_recv_wr *wr, struct ibv_sge *sge)
+{
+    sge->addr   = (uintptr_t) ud_rx_buf(ud, index);
+    sge->length = ud_rx_slot(ud);
+    sge->lkey   = ud->mr->lkey;
+    memset(wr, 0, sizeof(*wr));
+    wr->wr_id   = index;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+}
+
+/* RESET -> INIT -> RTR -> RTS; a UD QP needs no peer for any of them. */
+static int ud_to_rts(struct ibv_qp *qp, uint8_t port_num, uint32_t qkey)
+{
+    struct ibv_qp_attr attr;
+    int rc;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state   = IBV_QPS_INIT;
+    attr.pkey_index = 0;
+    attr.port_num   = port_num;
+    attr.qkey       = qkey;
+    rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                  IBV_QP_PORT | IBV_QP_QKEY);
+    if (rc == 0) {
+        attr.qp_state = IBV_QPS_RTR;
+        rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+    }
+    if (rc == 0) {
+        attr.qp_state = IBV_QPS_RTS;
+        attr.sq_psn   = 0;
+        rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    }
+    return (rc < 0) ? ((errno != 0) ? errno : EIO) : rc;
+}
+
+int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
+                          const struct pvrdma_common_ud_attr *attr,
+                          const char **what)
+{
+    struct ibv_qp_init_attr init;
+    struct ibv_recv_wr *wrs, *bad;
+    struct ibv_sge *sges;
+    size_t size;
+    int rc;
+
+    memset(ud, 0, sizeof(*ud));
+    *what = "UD QP parameters";
+    if ((attr->rx_count == 0) || (attr->tx_count == 0) ||
+        (attr->tx_count > PVRDMA_COMMON_UD_TX_MAX) ||
+        (attr->msg_size < sizeof(struct pvrdma_common_ud_hdr))) {
+        return EINVAL;
+    }
+    ud->qkey     = attr->qkey;
+    ud->version  = attr->version;
+    ud->rx_count = attr->rx_count;
+    ud->tx_count = attr->tx_count;
+    ud->msg_size = attr->msg_size;
+
+    /* whole pages: QEMU's pvrdma model refuses MRs that cross a page */
+    size    = (size_t) ud->rx_count * ud_rx_slot(ud) +
+              (size_t) ud->tx_count * ud->msg_size;
+    *what   = "allocating the UD buffers";
+    ud->buf = pvrdma_common_page_alloc(size);
+    if (ud->buf == NULL) {
+        return ENOMEM;
+    }
+    *what  = "ibv_reg_mr (UD buffers)";
+    ud->mr = ibv_reg_mr(attr->pd, ud->buf, size, IBV_ACCESS_LOCAL_WRITE);
+    if (ud->mr == NULL) {
+        rc = errno;
+        goto err;
+    }
+
+    memset(&init, 0, sizeof(init));
+    init.send_cq          = attr->cq;
+    init.recv_cq          = attr->cq;
+    init.qp_type          = IBV_QPT_UD;
+    init.cap.max_send_wr  = ud->tx_count;
+    init.cap.max_recv_wr  = ud->rx_count;
+    init.cap.max_send_sge = 1;
+    init.cap.max_recv_sge = 1;
+    *what  = "ibv_create_qp (UD)";
+    ud->qp = ibv_create_qp(attr->pd, &init);
+    if (ud->qp == NULL) {
+        rc = errno;
+        goto err;
+    }
+    *what = "ibv_modify_qp (UD)";
+    rc    = ud_to_rts(ud->qp, attr->port_num, ud->qkey);
+    if (rc != 0) {
+        goto err;
+    }
+
+    /* every receive in one list: one doorbell, not rx_count */
+    *what = "ibv_post_recv (UD)";
+    wrs   = calloc(ud->rx_count, sizeof(*wrs));
+    sges  = calloc(ud->rx_count, sizeof(*sges));
+    if ((wrs == NULL) || (sges == NULL)) {
+        free(wrs);
+        free(sges);
+        rc = ENOMEM;
+        goto err;
+    }
+    for (uint32_t i = 0; i < ud->rx_count; ++i) {
+        ud_recv_wr(ud, i, &wrs[i], &sges[i]);
+        wrs[i].next = (i + 1 < ud->rx_count) ? &wrs[i + 1] : NULL;
+    }
+    rc = ibv_post_recv(ud->qp, wrs, &bad);
+    free(wrs);
+    free(sges);
+    if (rc != 0) {
+        goto err;
+    }
+    *what = NULL;
+    return 0;
+
+err:
+    if (rc == 0) {
+        rc = EIO;
+    }
+    pvrdma_common_ud_close(ud);
+    return rc;
+}
+
+void pvrdma_common_ud_close(struct pvrdma_common_ud *ud)
+{
+    if (ud->qp != NULL) {
+        (void) ibv_destroy_qp(ud->qp);
+    }
+    if (ud->mr != NULL) {
+        (void) ibv_dereg_mr(ud->mr);
+    }
+    free(ud->buf);
+    memset(ud, 0, sizeof(*ud));
+}
+
+void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud)
+{
+    uint64_t all = (ud->tx_count == 64) ? UINT64_MAX :
+                   ((UINT64_C(1) << ud->tx_count) - 1);
+    uint32_t index;
+
+    if ((ud->tx_busy & all) == all) {
+        return NULL;
+    }
+    index = (uint32_t) __builtin_ctzll(~ud->tx_busy & all);
+    memset(ud_tx_buf(ud, index), 0, ud->msg_size);
+    return ud_tx_buf(ud, index);
+}
+
+int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
+                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+{
+    uint32_t index = (uint32_t) (((uint8_t *) msg - ud_tx_buf(ud, 0)) /
+                                 ud->msg_size);
+    struct ibv_send_wr wr, *bad;
+    struct ibv_sge sge;
+    int rc;
+
+    ((struct pvrdma_common_ud_hdr *) msg)->version = ud->version;
+    sge.addr   = (uintptr_t) msg;
+    sge.length = ud->msg_size;
+    sge.lkey   = ud->mr->lkey;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id             = PVRDMA_COMMON_UD_TX_BIT | index;
+    wr.sg_list           = &sge;
+    wr.num_sge           = 1;
+    wr.opcode            = IBV_WR_SEND;
+    wr.send_flags        = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah          = ah;
+    wr.wr.ud.remote_qpn  = qpn;
+    wr.wr.ud.remote_qkey = qkey;
+    rc = ibv_post_send(ud->qp, &wr, &bad);
+    if (rc == 0) {
+        ud->tx_busy |= UINT64_C(1) << index;
+    }
+    return rc;
+}
+
+const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
+                                       uint32_t msg_size, uint8_t version)
+{
+    const struct pvrdma_common_ud_hdr *hdr;
+
+    /* the first 40 bytes are the GRH (RoCE v2 over IPv4: the IP header at
+     * byte 20); a datagram shorter than our message is not ours */
+    if (byte_len < PVRDMA_COMMON_UD_GRH_LEN + msg_size) {
+        return NULL;
+    }
+    hdr = (const void *) ((const uint8_t *) rx + PVRDMA_COMMON_UD_GRH_LEN);
+    if (hdr->version != version) {
+        return NULL;
+    }
+    return hdr;
+}
+
+enum pvrdma_common_ud_event
+pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                          const void **msg)
+{
+    *msg = NULL;
+    if (wc->wr_id & PVRDMA_COMMON_UD_TX_BIT) {
+        ud->tx_busy &= ~(UINT64_C(1) << (wc->wr_id & 63));
+        return (wc->status == IBV_WC_SUCCESS) ? PVRDMA_COMMON_UD_SENT :
+                                                PVRDMA_COMMON_UD_SEND_FAILED;
+    }
+    if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+        return PVRDMA_COMMON_UD_FLUSHED;   /* QP going away: no repost */
+    }
+    if (wc->status == IBV_WC_SUCCESS) {
+        *msg = pvrdma_common_ud_msg_check(ud_rx_buf(ud, (uint32_t) wc->wr_id),
+                                          wc->byte_len, ud->msg_size,
+                                          ud->version);
+    }
+    if (*msg == NULL) {
+        ud->dropped++;
+        return PVRDMA_COMMON_UD_DROPPED;   /* caller reposts */
+    }
+    return PVRDMA_COMMON_UD_RECEIVED;
+}
+
+int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc)
+{
+    struct ibv_recv_wr wr, *bad;
+    struct ibv_sge sge;
+
+    ud_recv_wr(ud, (uint32_t) wc->wr_id, &wr, &sge);
+    return ibv_post_recv(ud->qp, &wr, &bad);
+}
+
+void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
+                                const struct pvrdma_common_qp_params *p,
+                                const union ibv_gid *dgid, uint16_t dlid)
+{
+    memset(ah, 0, sizeof(*ah));
+    ah->port_num = p->port_num;
+    ah->sl       = p->sl;
+    ah->dlid     = dlid;
+    /* RoCE has no LIDs: the GRH carries the addressing; on InfiniBand a
+     * known GID adds one too (routable beyond the subnet, harmless within) */
+    if ((p->link_layer == IBV_LINK_LAYER_ETHERNET) ||
+        !pvrdma_common_gid_is_zero(dgid)) {
+        ah->is_global          = 1;
+        ah->grh.dgid           = *dgid;
+        ah->grh.sgid_index     = p->sgid_index;
+        ah->grh.hop_limit      = p->hop_limit;
+        ah->grh.traffic_class  = p->traffic_class;
+    }
+}
+
+struct ibv_ah *pvrdma_common_ud_ah_create(struct ibv_pd *pd,
+                                          const struct pvrdma_common_qp_params *p,
+                                          const union ibv_gid *dgid,
+                                          uint16_t dlid)
+{
+    struct ibv_ah_attr ah;
+
+    pvrdma_common_ah_attr_fill(&ah, p, dgid, dlid);
+    return ibv_create_ah(pd, &ah);
+}

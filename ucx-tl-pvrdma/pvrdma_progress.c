@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file pvrdma_progress.c
+ * @brief Completion progress of the UCT "pvrdma" transport: QP lookup by
+ *        number, CQ entries of destroyed QPs (zombies), CQ polling, send
+ *        completions, CQ arming and events, and the iface progress function.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+
+/* ----------------------------------------------------------------------- */
+/*  QP lookup                                                              */
+/* ----------------------------------------------------------------------- */
+
+void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
+{
+    ucs_list_add_tail(&iface->qp_hash[txq->qp->qp_num %
+                                      UCT_PVRDMA_QP_HASH_SIZE],
+                      &txq->hash_link);
+}
+
+
+void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
+                                uct_pvrdma_txq_t *txq)
+{
+    unsigned outstanding = txq->posted_sn - txq->acked_sn;
+
+    ucs_list_del(&txq->hash_link);
+    /* The QP is about to be destroyed: its send WRs in flight complete no
+     * more (they are cancelled), but their completions may already sit in
+     * the CQ, or be put there by the destroy itself (SoftRoCE flushes),
+     * and will not be found any more: they stay counted until the CQ has
+     * been drained (zombies). */
+    iface->tx_signaled    -= txq->signaled;
+    txq->signaled          = 0;
+    iface->tx_outstanding -= outstanding;
+    txq->acked_sn          = txq->posted_sn;
+    uct_pvrdma_iface_zombie_add(iface, outstanding);
+}
+
+
+/*
+ * @p count CQ entries of a QP being destroyed (its receives posted, its
+ * send WRs in flight) may still be in the CQ, without a QP to find them
+ * by: keep them out of cq_budget (if they were not already) until a poll
+ * that begins after now finds the CQ empty; the CQ is FIFO and no
+ * completion of a QP arrives after ibv_destroy_qp returns, so by then
+ * every one of them has been polled (and ignored).  The caller has already
+ * removed them from what they were counted in (rx_reserved or
+ * tx_outstanding); receives reserved but not posted need no wait.
+ */
+void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count)
+{
+    iface->cq_budget  -= count;
+    iface->zombie_new += count;
+}
+
+
+static UCS_F_ALWAYS_INLINE uct_pvrdma_txq_t *
+uct_pvrdma_iface_qp_find(uct_pvrdma_iface_t *iface, uint32_t qp_num)
+{
+    uct_pvrdma_txq_t *txq;
+
+    ucs_list_for_each(txq, &iface->qp_hash[qp_num % UCT_PVRDMA_QP_HASH_SIZE],
+                      hash_link) {
+        if (txq->qp->qp_num == qp_num) {
+            return txq;
+        }
+    }
+    return NULL;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Progress                                                               */
+/* ----------------------------------------------------------------------- */
+
+ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status)
+{
+    switch (wc_status) {
+    case IBV_WC_SUCCESS:
+        return UCS_OK;
+    case IBV_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UCS_ERR_CONNECTION_RESET;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+
+static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
+                                            uct_pvrdma_txq_t *txq,
+                                            struct ibv_wc *wc)
+{
+    uct_pvrdma_ep_t *ep;
+    ucs_status_t status;
+
+    /* a successful send completion is a signalled WR; an error or flush
+     * completion comes for signalled and unsignalled WRs alike (retire
+     * zeroes the signalled count when the last one is in) */
+    if ((wc->status == IBV_WC_SUCCESS) && (txq->signaled > 0)) {
+        --txq->signaled;
+        --iface->tx_signaled;
+    }
+    uct_pvrdma_txq_retire(iface, txq, wc->wr_id);
+
+    if (txq->kind == UCT_PVRDMA_QP_CHAN) {
+        uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
+                                                   txq), wc, 0);
+        return;
+    }
+
+    ep = ucs_container_of(txq, uct_pvrdma_ep_t, txq);
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        uct_pvrdma_ep_send_completion(ep, wc->wr_id);
+        return;
+    }
+
+    status = uct_pvrdma_wc_to_status(wc->status);
+    if (ep->state != UCT_PVRDMA_EP_FAILED) {
+        ucs_log((status == UCS_ERR_CANCELED) ? UCS_LOG_LEVEL_DEBUG :
+                iface->super.config.failure_level,
+                "pvrdma: %s:%d: send completion error on qp 0x%x: %s "
+                "(vendor_err 0x%x)", iface->md->dev_name, iface->port_num,
+                wc->qp_num, ibv_wc_status_str(wc->status), wc->vendor_err);
+        ep->fail_why = ibv_wc_status_str(wc->status);
+        uct_pvrdma_ep_set_failed(ep, (status == UCS_ERR_CANCELED) ?
+                                 UCS_ERR_CONNECTION_RESET : status);
+    }
+}
+
+
+/*
+ * Is @p wc a receive completion?  The opcode is valid only in successful
+ * completions; a flush or error completion is told by its wr_id: a
+ * channel's send WRs carry sequence numbers (at most posted_sn), its
+ * receives descriptor addresses; an ep's credit receives have
+ * UCT_PVRDMA_CREDIT_RX_WRID set.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_wc_is_recv(const uct_pvrdma_txq_t *txq, const struct ibv_wc *wc)
+{
+    if (ucs_likely(wc->status == IBV_WC_SUCCESS)) {
+        return !!(wc->opcode & IBV_WC_RECV);
+    }
+    if (txq->kind == UCT_PVRDMA_QP_CHAN) {
+        return wc->wr_id > txq->posted_sn;
+    }
+    return (wc->wr_id & UCT_PVRDMA_CREDIT_RX_WRID) == UCT_PVRDMA_CREDIT_RX_WRID;
+}
+
+
+static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_wc wcs[iface->config.poll_batch];
+    uct_pvrdma_txq_t *txq;
+    int i, n;
+
+    /* QPs destroyed before this poll: their completions are in the CQ
+     * already, so a poll that drains it has seen them all */
+    iface->zombie_wait += iface->zombie_new;
+    iface->zombie_new   = 0;
+
+    n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
+    if (ucs_unlikely(n < 0)) {
+        /* a broken CQ delivers nothing any more: every wait would spin
+         * for ever, so end the process with the reason */
+        ucs_fatal("pvrdma: %s %s:%d: ibv_poll_cq failed (%d): the device "
+                  "cannot deliver completions (see dmesg)", ucs_get_host_name(),
+                  iface->md->dev_name, iface->port_num, n);
+    }
+
+    if ((n < (int)iface->config.poll_batch) && (iface->zombie_wait > 0)) {
+        /* the CQ is empty: no completion of a destroyed QP is left */
+        iface->cq_budget   += iface->zombie_wait;
+        iface->zombie_wait  = 0;
+    }
+
+    for (i = 0; i < n; ++i) {
+        if (wcs[i].qp_num == iface->ud.dgram.qp->qp_num) {
+            uct_pvrdma_ud_handle_wc(iface, &wcs[i]);
+            continue;
+        }
+
+        txq = uct_pvrdma_iface_qp_find(iface, wcs[i].qp_num);
+        if (ucs_unlikely(txq == NULL)) {
+            /* a QP destroyed since: its receive buffers went back to the
+             * pool when it was destroyed (the wr_id may be one that is
+             * posted elsewhere by now), its CQ entries are zombies */
+            continue;
+        }
+
+        if (uct_pvrdma_wc_is_recv(txq, &wcs[i])) {
+            if (ucs_unlikely(txq->kind != UCT_PVRDMA_QP_CHAN)) {
+                /* credit message to an ep (send/recv-only connection) */
+                uct_pvrdma_ep_handle_credit_rx(
+                        ucs_container_of(txq, uct_pvrdma_ep_t, txq), &wcs[i]);
+                continue;
+            }
+            uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
+                                                       txq), &wcs[i], 1);
+        } else {
+            uct_pvrdma_iface_handle_send_wc(iface, txq, &wcs[i]);
+        }
+    }
+
+    return n;
+}
+
+
+/* Wait on the completion channel for the next CQE.  Returns 1 when the CQ
+ * was armed just now (a CQE may have slipped in before: poll once more),
+ * 0 when it still was armed from before (its event has not come, so it
+ * will report any CQE since then) or arming failed.  An idle iface thus
+ * arms once per event instead of after every safety poll: each
+ * ibv_req_notify_cq is a doorbell, a VM exit on PVRDMA. */
+static int uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
+{
+    int ret;
+
+    if (iface->cq_hw_armed) {
+        iface->cq_armed = 1;
+        return 0;
+    }
+    ret = ibv_req_notify_cq(iface->cq, 0);
+    if (ret != 0) {
+        ucs_diag("pvrdma: ibv_req_notify_cq failed: %s, keep polling",
+                 strerror(ret));
+        return 0;
+    }
+    iface->cq_armed    = 1;
+    iface->cq_hw_armed = 1;
+    /* the bed tests tell an armed CQ from a polled one by this count */
+    ++iface->op_count.cq_arms;
+    return 1;
+}
+
+
+/* Non-blocking check of the completion channel; consumes the event. */
+static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
+{
+    struct ibv_cq *ev_cq;
+    void *ev_ctx;
+
+    if (ibv_get_cq_event(iface->comp_channel, &ev_cq, &ev_ctx) != 0) {
+        return 0; /* EAGAIN: nothing happened */
+    }
+    ibv_ack_cq_events(ev_cq, 1);
+    iface->cq_hw_armed = 0; /* an event disarms the CQ */
+    /* the bed tests see from this count whether the device delivered CQ
+     * events (QEMU's pvrdma model does not: safety polls find the work) */
+    ++iface->op_count.cq_events;
+    return 1;
+}
+
+
+/*
+ * A safety poll of an armed CQ found completions whose event never came.
+ * Once is a race with the event; several in a row mean the device does not
+ * deliver CQ events: then poll continuously, as on a device without
+ * doorbell costs.
+ */
+static void uct_pvrdma_iface_event_missed(uct_pvrdma_iface_t *iface)
+{
+    if (++iface->event_misses < UCT_PVRDMA_EVENT_MISSES_MAX) {
+        return;
+    }
+    ucs_diag("pvrdma: %s:%d: the device does not deliver CQ events; polling "
+             "the CQ continuously (as with UCX_PVRDMA_CQ_IDLE_POLLS=0)",
+             iface->md->dev_name, iface->port_num);
+    iface->config.idle_polls = 0;
+}
+
+
+void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
+{
+    iface->empty_polls = 0;
+}
+
+
+unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
+    unsigned count            = 0;
+    int safety                = 0;
+
+    /* credits no AM carried since the last call (pvrdma_credit_imm.c) */
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->deferred_chans))) {
+        uct_pvrdma_iface_return_deferred_credits(iface);
+    }
+    /* channels whose receive refill failed (pool could not grow): a
+     * channel without receives gets no completion that would retry it */
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->rx_short_chans))) {
+        uct_pvrdma_iface_refill_short_chans(iface);
+    }
+
+    /* While armed and nothing is in flight from us, mostly look at the
+     * event channel: this costs a system call but no doorbell.  Every
+     * idle_polls calls the CQ is polled anyway, because some devices never
+     * deliver the event (QEMU's pvrdma device model: measured, an armed
+     * am_lat never completed). */
+    if (iface->cq_armed && (iface->tx_signaled == 0)) {
+        if (uct_pvrdma_iface_cq_event(iface)) {
+            iface->event_misses = 0;
+        } else if (++iface->armed_skips < iface->config.idle_polls) {
+            goto out;
+        } else {
+            safety = 1;
+        }
+        iface->armed_skips = 0;
+    }
+
+    iface->cq_armed = 0;
+    count = uct_pvrdma_iface_poll_cq(iface);
+    if (count > 0) {
+        iface->empty_polls = 0;
+        if (safety) {
+            uct_pvrdma_iface_event_missed(iface);
+        }
+    } else if ((iface->config.idle_polls > 0) && (iface->tx_signaled == 0) &&
+               (++iface->empty_polls >= iface->config.idle_polls)) {
+        /* a completion may have arrived before arming */
+        if (uct_pvrdma_iface_arm_cq(iface)) {
+            count = uct_pvrdma_iface_poll_cq(iface);
+            if (count > 0) {
+                iface->empty_polls = 0;
+            }
+        }
+    }
+
+out:
+    if (ucs_unlikely(iface->num_connecting > 0)) {
+        uct_pvrdma_conn_progress(iface);
+    }
+    if (!ucs_list_is_empty(&iface->pending_eps)) {
+        uct_pvrdma_iface_progress_pending(iface);
+    }
+    uct_pvrdma_iface_stall_watch(iface, count);
+    uct_pvrdma_iface_keepalive_watch(iface);
+    return count;
+}

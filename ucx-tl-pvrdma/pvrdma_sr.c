@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file pvrdma_sr.c
+ * @brief The send/recv-only mode of the UCT "pvrdma" transport, whole: what
+ *        a connection does when RDMA WRITE does not work.
+ *
+ * Only QEMU's PVRDMA device model needs it (it turns WRITEs into SENDs);
+ * real PVRDMA and every other device use the WRITE path, which does not
+ * branch on this mode.  In this mode (see "send/recv-only" in pvrdma.h):
+ *  - the iface's ops are swapped for the ones here: AMs carry their id in
+ *    a header (uct_pvrdma_am_hdr_t) in front of the payload instead of in
+ *    immediate data, and there is no PUT (uct_pvrdma_iface_use_sr_ops);
+ *  - a channel returns credits by a SEND into receives its peer ep keeps
+ *    posted, instead of a WRITE into the ep's slot (credit messages);
+ *  - a channel finds the AM id of a message in that header
+ *    (uct_pvrdma_chan_am_hdr).
+ * The connection exchange (pvrdma_conn.c) says which mode a connection is
+ * in; nothing else looks at it.
+ */
+#include "pvrdma.h"
+#include "pvrdma_impl.h"
+
+#include <uct/base/uct_iov.inl>
+
+
+/* ----------------------------------------------------------------------- */
+/*  Active messages with the id in a header                                */
+/* ----------------------------------------------------------------------- */
+
+/* Write the header in front of the AM's bytes; returns where they go. */
+static UCS_F_ALWAYS_INLINE void *
+uct_pvrdma_sr_am_hdr_fill(uct_pvrdma_tx_desc_t *desc, uint8_t id)
+{
+    uct_pvrdma_am_hdr_t *hdr = (uct_pvrdma_am_hdr_t*)(desc + 1);
+
+    hdr->am_id = id;
+    hdr->magic = UCT_PVRDMA_AM_HDR_MAGIC;
+    memset(hdr->reserved, 0, sizeof(hdr->reserved));
+    return hdr + 1;
+}
+
+
+ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t hdr, const void *payload,
+                                       unsigned length)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+
+    UCT_CHECK_AM_ID(id);
+    UCT_CHECK_LENGTH(sizeof(hdr) + length, 0, iface->config.seg_size,
+                     "am_short");
+    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    uct_am_short_fill_data(uct_pvrdma_sr_am_hdr_fill(desc, id), hdr, payload,
+                           length);
+    sge.addr      = (uintptr_t)(desc + 1);
+    sge.length    = sizeof(uct_pvrdma_am_hdr_t) + sizeof(hdr) + length;
+    sge.lkey      = desc->lkey;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = 0;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
+    return uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, 0);
+}
+
+
+ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags UCS_V_UNUSED)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    length = pack_cb(uct_pvrdma_sr_am_hdr_fill(desc, id), arg);
+    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "am_bcopy");
+    sge.addr      = (uintptr_t)(desc + 1);
+    sge.length    = sizeof(uct_pvrdma_am_hdr_t) + length;
+    sge.lkey      = desc->lkey;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = 0;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, 0);
+    return (status == UCS_OK) ? (ssize_t)length : status;
+}
+
+
+ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags UCS_V_UNUSED,
+                                       uct_completion_t *comp)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+    struct ibv_sge sge[iface->config.tx_max_sge];
+    uct_pvrdma_tx_desc_t *desc;
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_PVRDMA_CHECK_AM_ZCOPY(iface, id, header_length, iov, iovcnt);
+
+    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    /* the AM header travels in the same SGE as the user header */
+    memcpy(uct_pvrdma_sr_am_hdr_fill(desc, id), header, header_length);
+    sge[0].addr   = (uintptr_t)(desc + 1);
+    sge[0].length = sizeof(uct_pvrdma_am_hdr_t) + header_length;
+    sge[0].lkey   = desc->lkey;
+    wr.num_sge    = 1 + uct_pvrdma_iov_to_sge(&sge[1], iov, iovcnt, &length);
+    wr.sg_list    = sge;
+    wr.opcode     = IBV_WR_SEND;
+    wr.send_flags = 0;
+    desc->comp    = comp;
+
+    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
+    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, comp != NULL);
+    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+}
+
+
+/* put_bcopy of an iface without RDMA WRITE (the other put ops are
+ * ucs_empty_function_return_unsupported) */
+static ssize_t uct_pvrdma_ep_put_bcopy_unsupported(
+        uct_ep_h tl_ep UCS_V_UNUSED, uct_pack_callback_t pack_cb UCS_V_UNUSED,
+        void *arg UCS_V_UNUSED, uint64_t remote_addr UCS_V_UNUSED,
+        uct_rkey_t rkey UCS_V_UNUSED)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+
+void uct_pvrdma_iface_use_sr_ops(uct_pvrdma_iface_t *iface)
+{
+    uct_iface_ops_t *ops = &iface->super.super.ops;
+
+    ops->ep_put_short = (uct_ep_put_short_func_t)
+                        ucs_empty_function_return_unsupported;
+    ops->ep_put_bcopy = uct_pvrdma_ep_put_bcopy_unsupported;
+    ops->ep_put_zcopy = (uct_ep_put_zcopy_func_t)
+                        ucs_empty_function_return_unsupported;
+    ops->ep_am_short  = uct_pvrdma_ep_am_short_sr;
+    ops->ep_am_bcopy  = uct_pvrdma_ep_am_bcopy_sr;
+    ops->ep_am_zcopy  = uct_pvrdma_ep_am_zcopy_sr;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Receiving: the AM id from the header                                   */
+/* ----------------------------------------------------------------------- */
+
+/*
+ * AM id of a message without immediate data: from a send-only peer the
+ * payload starts with uct_pvrdma_am_hdr_t (the receive was posted that much
+ * before the payload offset, so the payload still lands there).  Returns
+ * UCT_AM_ID_MAX when the message carries no valid id.
+ */
+UCS_F_NOINLINE uint32_t
+uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
+                       const void *data, uint32_t *length_p)
+{
+    const uct_pvrdma_am_hdr_t *hdr;
+
+    if ((chan->rx_hdr_len == 0) || (wc->byte_len < sizeof(*hdr))) {
+        return UCT_AM_ID_MAX;
+    }
+
+    hdr = UCS_PTR_BYTE_OFFSET(data, -(ptrdiff_t)sizeof(*hdr));
+    if ((hdr->magic != UCT_PVRDMA_AM_HDR_MAGIC) ||
+        (hdr->am_id >= UCT_AM_ID_MAX)) {
+        return UCT_AM_ID_MAX;
+    }
+
+    *length_p = wc->byte_len - sizeof(*hdr);
+    return hdr->am_id;
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Credit messages: the channel side                                      */
+/* ----------------------------------------------------------------------- */
+
+/*
+ * Send/recv-only connection: return owed credits by a SEND of the cumulative
+ * total into one of the UCT_PVRDMA_CREDIT_RX_LEN receives (K below) the
+ * peer ep keeps posted.  Such a SEND must never find no receive posted: with
+ * rnr_retry 7 it would retry until the ep reposts, with less it would break
+ * the connection.  Two rules make that impossible:
+ *   (1) at most one credit message is in flight (the next one is posted
+ *       after the previous completed; this also keeps the source slot
+ *       unchanged while the device reads it), and every message returns at
+ *       least `threshold' >= ceil(initial / K) credits (need_return);
+ *   (2) the ep reads a credit message only when it processes its completion,
+ *       and reposts that receive right then (uct_pvrdma_ep_handle_credit_rx).
+ * Let c be the messages the ep has processed and R_i the total returned by
+ * message i.  The ep can have sent at most initial + R_c AMs, so we cannot
+ * have received, hence returned, more: R_n <= initial + R_c for any message
+ * n we post.  As each message returns >= threshold, n - c <= initial /
+ * threshold <= K: counting the arriving one, at most K messages are
+ * unprocessed at the ep, so one of its K receives is free for it.  Nothing
+ * depends on the ep's progress except the ep's own credits.
+ */
+void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
+                                         struct ibv_send_wr *wr,
+                                         uint32_t count)
+{
+    volatile uint64_t *total = &chan->src_chunk->slots[chan->src_index];
+
+    wr->opcode = IBV_WR_SEND;
+    if (uct_pvrdma_txq_post(chan->iface, &chan->txq, wr, 1) == UCS_OK) {
+        chan->credit_inflight        = 1;
+        chan->iface->credits_by_msg += count;
+    } else {
+        /* still owed: returned with the next attempt */
+        *total -= count;
+        pvrdma_common_credits_unpiggyback(&chan->credits, count);
+    }
+}
+
+
+/* ----------------------------------------------------------------------- */
+/*  Credit messages: the ep side                                           */
+/* ----------------------------------------------------------------------- */
+
+static void uct_pvrdma_ep_credit_rx_wr(uct_pvrdma_ep_t *ep, unsigned index,
+                                       struct ibv_recv_wr *wr,
+                                       struct ibv_sge *sge)
+{
+    uct_pvrdma_slot_chunk_t *chunk = ep->credit_rx[index].chunk;
+
+    sge->addr   = (uintptr_t)&chunk->slots[ep->credit_rx[index].index];
+    sge->length = sizeof(chunk->slots[0]);
+    sge->lkey   = chunk->mr->lkey;
+    wr->wr_id   = ((uint64_t)index << 1) | UCT_PVRDMA_CREDIT_RX_WRID;
+    wr->sg_list = sge;
+    wr->num_sge = 1;
+    wr->next    = NULL;
+}
+
+
+static int uct_pvrdma_ep_post_credit_rx(uct_pvrdma_ep_t *ep,
+                                        struct ibv_recv_wr *wrs)
+{
+    struct ibv_recv_wr *bad_wr;
+    int ret;
+
+    ret = ibv_post_recv(ep->txq.qp, wrs, &bad_wr);
+    if (ret != 0) {
+        ucs_error("pvrdma: ibv_post_recv(qp 0x%x, credit) failed: %s",
+                  ep->txq.qp->qp_num, strerror(ret));
+    }
+    return ret;
+}
+
+
+/*
+ * The CONN_REP made this a send/recv-only connection: the peer's channel
+ * returns credits by SENDs of its cumulative count.  Post
+ * UCT_PVRDMA_CREDIT_RX_LEN receives, each into its own registered 8-byte
+ * slot (a credit message is read only when its completion is processed, which
+ * is what bounds the messages in flight, see pvrdma_chan.c), and signal
+ * every send so that flush never needs an RDMA WRITE.
+ */
+ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    struct ibv_recv_wr wrs[UCT_PVRDMA_CREDIT_RX_LEN];
+    struct ibv_sge sges[UCT_PVRDMA_CREDIT_RX_LEN];
+    ucs_status_t status;
+    unsigned i, held;
+
+    /* TX_QUEUE_LEN entries always stay for sends (pvrdma_chan.c) */
+    if (iface->cq_budget < UCT_PVRDMA_CREDIT_RX_LEN +
+                           iface->config.tx_queue_len) {
+        ucs_error("pvrdma: %s:%d: completion queue full, cannot connect more "
+                  "endpoints: CQ %d entries, %u reserved for receives, %u "
+                  "sends in flight, %u connections from peers, %zu "
+                  "endpoints (raise UCX_PVRDMA_CQ_LEN or lower "
+                  "UCX_PVRDMA_RX_QUEUE_LEN)", iface->md->dev_name,
+                  iface->port_num, iface->cq->cqe, iface->rx_reserved,
+                  iface->tx_outstanding, iface->num_chans,
+                  ucs_list_length(&iface->eps));
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+
+    /* The receives may only take entries that sends in flight leave free,
+     * and one must stay free (see uct_pvrdma_txq_post).  If those are busy
+     * now, the reply is not taken: the ep resends its request within
+     * CONN_RETRY, the peer its saved reply, and meanwhile new sends leave
+     * the entries free (cq_held). */
+    held           = iface->cq_held; /* maybe ours, from the last reply */
+    iface->cq_held = 0;
+    if (iface->cq_budget < iface->tx_outstanding +
+                           UCT_PVRDMA_CREDIT_RX_LEN + 1) {
+        (void)uct_pvrdma_iface_retire_unsignaled(iface);
+        iface->cq_held = ucs_max(held, UCT_PVRDMA_CREDIT_RX_LEN);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    for (i = 0; i < UCT_PVRDMA_CREDIT_RX_LEN; ++i) {
+        status = uct_pvrdma_slot_get(iface, &ep->credit_rx[i].chunk,
+                                     &ep->credit_rx[i].index);
+        if (status != UCS_OK) {
+            goto err_slots;
+        }
+        uct_pvrdma_ep_credit_rx_wr(ep, i, &wrs[i], &sges[i]);
+        if (i > 0) {
+            wrs[i - 1].next = &wrs[i];
+        }
+    }
+
+    if (uct_pvrdma_ep_post_credit_rx(ep, wrs) != 0) {
+        status = UCS_ERR_IO_ERROR;
+        goto err_slots;
+    }
+
+    ep->credit_rx_len    = UCT_PVRDMA_CREDIT_RX_LEN;
+    ep->txq.moderation   = 1;
+    iface->cq_budget    -= UCT_PVRDMA_CREDIT_RX_LEN;
+    iface->rx_reserved  += UCT_PVRDMA_CREDIT_RX_LEN;
+    /* (whoever else waited holds again when its request comes again) */
+    return UCS_OK;
+
+err_slots:
+    while (i-- > 0) {
+        uct_pvrdma_slot_put(ep->credit_rx[i].chunk, ep->credit_rx[i].index);
+    }
+    return status;
+}
+
+
+/* A credit message arrived: publish its count in the credit slot (where
+ * uct_pvrdma_ep_refresh_credits reads it, as with WRITE-returned credits)
+ * and repost the receive. */
+void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc)
+{
+    unsigned index = (wc->wr_id & ~UCT_PVRDMA_CREDIT_RX_WRID) >> 1;
+    volatile uint64_t *total;
+    struct ibv_recv_wr wr;
+    struct ibv_sge sge;
+    uint64_t value;
+
+    if (ucs_unlikely((wc->status != IBV_WC_SUCCESS) ||
+                     (index >= ep->credit_rx_len))) {
+        /* a QP error also fails the ep's sends, which report it */
+        ucs_log((wc->status == IBV_WC_WR_FLUSH_ERR) ? UCS_LOG_LEVEL_DEBUG :
+                UCS_LOG_LEVEL_DIAG, "pvrdma: ep %p: credit receive %u: %s", ep,
+                index, ibv_wc_status_str(wc->status));
+        return;
+    }
+
+    value = ep->credit_rx[index].chunk->slots[ep->credit_rx[index].index];
+    total = &ep->slot_chunk->slots[ep->slot_index];
+    if (wc->byte_len != sizeof(value)) {
+        ucs_diag("pvrdma: ep %p: ignoring a %u-byte credit message", ep,
+                 wc->byte_len);
+    } else if ((int64_t)(value - *total) > 0) {
+        *total = value; /* cumulative, and RC keeps the messages in order */
+    }
+
+    uct_pvrdma_ep_credit_rx_wr(ep, index, &wr, &sge);
+    (void)uct_pvrdma_ep_post_credit_rx(ep, &wr);
+}
