@@ -54,7 +54,6 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     module->cm = cm;
-    cm->qkey = CM_QKEY;
 
     cm->cq = ibv_create_cq(module->ctx, CM_NRECV + CM_NSEND, NULL, NULL, 0);
     if (NULL == cm->cq) {
@@ -64,7 +63,7 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     attr.pd = module->pd;
     attr.cq = cm->cq;
     attr.port_num = module->port.port_num;
-    attr.qkey = cm->qkey;
+    attr.qkey = CM_QKEY;
     attr.version = CM_VERSION;
     attr.rx_count = CM_NRECV;
     attr.tx_count = CM_NSEND;
@@ -88,7 +87,7 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     }
     memset(modex, 0, sizeof(*modex));
     memcpy(modex->cm_addr, &wire, sizeof(modex->cm_addr));
-    modex->qkey = htonl(cm->qkey);
+    modex->qkey = htonl(cm->ud.qkey);
     return OPAL_SUCCESS;
 }
 

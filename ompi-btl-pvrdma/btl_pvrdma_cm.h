@@ -24,8 +24,7 @@ struct mca_btl_base_endpoint_t;
 
 typedef struct mca_btl_pvrdma_cm_t {
     struct ibv_cq *cq;                  /**< the UD QP's own CQ */
-    struct pvrdma_common_ud ud;         /**< QP, slots, checks (common/ud.c) */
-    uint32_t qkey;
+    struct pvrdma_common_ud ud;         /**< QP, slots, checks, Q_Key (common/ud.c) */
     struct pvrdma_common_addr_info local;
 } mca_btl_pvrdma_cm_t;
 

@@ -333,14 +333,16 @@ uct_pvrdma_ep_am_admit(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 {
     uct_pvrdma_tx_desc_t *desc;
 
+    ucs_status_t status;
+
     if (desc_p != NULL) {
         *desc_p = NULL;
     }
-    if (ucs_unlikely(ep->state < UCT_PVRDMA_EP_CONNECTED_SR)) {
-        return uct_pvrdma_ep_state_status(ep);
+    status = uct_pvrdma_ep_check_tx_op(iface, ep, 0);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
     }
-    if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &ep->txq)) ||
-        ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
+    if (ucs_unlikely(!uct_pvrdma_ep_take_credit(ep))) {
         return UCS_ERR_NO_RESOURCE;
     }
     if (desc_p == NULL) {
