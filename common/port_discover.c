@@ -63,33 +63,24 @@ static int grow(struct pvrdma_common_port **ports, size_t *cap, size_t need)
     return 0;
 }
 
-/* Add the selected ports of one device. */
-static int add_device_ports(struct ibv_device *dev,
-                            const struct pvrdma_common_port_list *include,
-                            const struct pvrdma_common_port_list *exclude,
-                            struct pvrdma_numa_ctx *numa,
-                            struct pvrdma_common_port **ports, size_t *count,
-                            size_t *cap, char *why, size_t why_len)
+/* Add the selected ports of one open device. */
+static int add_ctx_ports(struct ibv_context *ctx, const char *name,
+                         const struct pvrdma_common_port_list *include,
+                         const struct pvrdma_common_port_list *exclude,
+                         struct pvrdma_numa_ctx *numa,
+                         struct pvrdma_common_port **ports, size_t *count,
+                         size_t *cap, char *why, size_t why_len)
 {
-    const char *name = ibv_get_device_name(dev);
     struct ibv_device_attr dev_attr;
-    struct ibv_context *ctx;
-    int numa_node, distance = PVRDMA_COMMON_NUMA_UNKNOWN, rc = 0;
+    int numa_node, distance = PVRDMA_COMMON_NUMA_UNKNOWN, rc;
     bool numa_done = false;
     unsigned p;
 
-    ctx = ibv_open_device(dev);
-    if (ctx == NULL) {
-        why_add(why, why_len, "cannot open device %s: %s", name,
-                strerror(errno));
-        return 0; /* other devices may still work */
-    }
     rc = ibv_query_device(ctx, &dev_attr);
     if (rc != 0) {
         why_add(why, why_len, "cannot query device %s: %s", name,
                 strerror(rc));
-        rc = 0;
-        goto out;
+        return 0; /* other devices may still work */
     }
 
     numa_node = pvrdma_common_dev_numa_node(name);
@@ -110,7 +101,7 @@ static int add_device_ports(struct ibv_device *dev,
         }
         rc = grow(ports, cap, *count + 1);
         if (rc != 0) {
-            goto out;
+            return rc;
         }
         if (!numa_done) {
             distance = pvrdma_numa_distance(numa, numa_node);
@@ -129,8 +120,29 @@ static int add_device_ports(struct ibv_device *dev,
         port->dev_attr      = dev_attr;
         port->port_attr     = port_attr;
     }
+    return 0;
+}
 
-out:
+/* Open one device and add its selected ports. */
+static int add_device_ports(struct ibv_device *dev,
+                            const struct pvrdma_common_port_list *include,
+                            const struct pvrdma_common_port_list *exclude,
+                            struct pvrdma_numa_ctx *numa,
+                            struct pvrdma_common_port **ports, size_t *count,
+                            size_t *cap, char *why, size_t why_len)
+{
+    const char *name = ibv_get_device_name(dev);
+    struct ibv_context *ctx;
+    int rc;
+
+    ctx = ibv_open_device(dev);
+    if (ctx == NULL) {
+        why_add(why, why_len, "cannot open device %s: %s", name,
+                strerror(errno));
+        return 0; /* other devices may still work */
+    }
+    rc = add_ctx_ports(ctx, name, include, exclude, numa, ports, count, cap,
+                       why, why_len);
     ibv_close_device(ctx);
     return rc;
 }
@@ -239,6 +251,32 @@ int pvrdma_common_ports_discover(const struct pvrdma_common_port_list *include,
     *ports_p = ports;
     *count_p = count;
     return (active > 0) ? 0 : ENODEV;
+}
+
+int pvrdma_common_device_ports(struct ibv_context *ctx,
+                               struct pvrdma_common_port **ports_p,
+                               size_t *count_p, char *why, size_t why_len)
+{
+    struct pvrdma_common_port *ports = NULL;
+    size_t count = 0, cap = 0;
+    int rc;
+
+    if ((ctx == NULL) || (ports_p == NULL) || (count_p == NULL)) {
+        return EINVAL;
+    }
+    if ((why != NULL) && (why_len > 0)) {
+        why[0] = '\0';
+    }
+    /* no NUMA data: the caller already chose this device */
+    rc = add_ctx_ports(ctx, ibv_get_device_name(ctx->device), NULL, NULL,
+                       NULL, &ports, &count, &cap, why, why_len);
+    if (rc != 0) {
+        free(ports);
+        return rc;
+    }
+    *ports_p = ports;
+    *count_p = count;
+    return 0;
 }
 
 void pvrdma_common_ports_free(struct pvrdma_common_port *ports)

@@ -183,7 +183,20 @@ int pvrdma_common_ports_discover(const struct pvrdma_common_port_list *include,
                                  struct pvrdma_common_port **ports,
                                  size_t *count, char *why, size_t why_len);
 
-/** @brief Release an array from pvrdma_common_ports_discover(). */
+/**
+ * @brief The ports of one device already open (@p ctx), in port order, with
+ *        the same fields as pvrdma_common_ports_discover() fills except NUMA
+ *        data (unknown).  A device or port that cannot be queried gives
+ *        no entry and is named in @p why.
+ * @return 0 (also with no ports: see @p count); ENOMEM; EINVAL for NULL
+ *         arguments.
+ */
+int pvrdma_common_device_ports(struct ibv_context *ctx,
+                               struct pvrdma_common_port **ports,
+                               size_t *count, char *why, size_t why_len);
+
+/** @brief Release an array from pvrdma_common_ports_discover() or
+ *         pvrdma_common_device_ports(). */
 void pvrdma_common_ports_free(struct pvrdma_common_port *ports);
 
 /**
@@ -531,6 +544,13 @@ void pvrdma_common_qp_params_from_profile(struct pvrdma_common_qp_params *p,
                                           const struct pvrdma_common_profile *profile,
                                           uint8_t port_num, uint8_t link_layer,
                                           uint8_t sgid_index);
+
+/**
+ * @brief ibv_modify_qp() with one error convention: 0 or a positive errno
+ *        (providers return -1 with errno, or the errno itself).
+ */
+int pvrdma_common_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                            int mask);
 
 /** @brief RESET -> INIT.  @return 0 or errno of ibv_modify_qp(). */
 int pvrdma_common_qp_to_init(struct ibv_qp *qp,

@@ -89,7 +89,8 @@ void pvrdma_common_qp_params_from_profile(struct pvrdma_common_qp_params *p,
 }
 
 /* ibv_modify_qp returns an errno (or -1 with errno on old providers). */
-static int modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+int pvrdma_common_qp_modify(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+                            int mask)
 {
     int rc = ibv_modify_qp(qp, attr, mask);
 
@@ -114,7 +115,7 @@ int pvrdma_common_qp_to_init(struct ibv_qp *qp,
     attr.qp_access_flags = (p->access_flags != 0) ? p->access_flags :
                            (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                             IBV_ACCESS_REMOTE_READ);
-    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+    return pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                              IBV_QP_ACCESS_FLAGS);
 }
 
@@ -137,7 +138,7 @@ int pvrdma_common_qp_to_rtr(struct ibv_qp *qp,
     attr.max_dest_rd_atomic = p->max_dest_rd_atomic;
     attr.min_rnr_timer      = p->min_rnr_timer;
     pvrdma_common_ah_attr_fill(&attr.ah_attr, p, &remote->gid, remote->lid);
-    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+    return pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
                              IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                              IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
@@ -163,7 +164,7 @@ int pvrdma_common_qp_to_rts(struct ibv_qp *qp,
     if ((remote != NULL) && (remote->max_dest_rd_atomic < attr.max_rd_atomic)) {
         attr.max_rd_atomic = remote->max_dest_rd_atomic;
     }
-    return modify(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+    return pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
                              IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
                              IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
@@ -177,5 +178,5 @@ int pvrdma_common_qp_to_err(struct ibv_qp *qp)
     }
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_ERR;
-    return modify(qp, &attr, IBV_QP_STATE);
+    return pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE);
 }

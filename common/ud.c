@@ -57,18 +57,18 @@ static int ud_to_rts(struct ibv_qp *qp, uint8_t port_num, uint32_t qkey)
     attr.pkey_index = 0;
     attr.port_num   = port_num;
     attr.qkey       = qkey;
-    rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-                                  IBV_QP_PORT | IBV_QP_QKEY);
+    rc = pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                                            IBV_QP_PORT | IBV_QP_QKEY);
     if (rc == 0) {
         attr.qp_state = IBV_QPS_RTR;
-        rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+        rc = pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE);
     }
     if (rc == 0) {
         attr.qp_state = IBV_QPS_RTS;
         attr.sq_psn   = 0;
-        rc = ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+        rc = pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
     }
-    return (rc < 0) ? ((errno != 0) ? errno : EIO) : rc;
+    return rc;
 }
 
 int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,

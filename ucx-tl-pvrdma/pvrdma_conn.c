@@ -562,13 +562,9 @@ void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface)
     uct_pvrdma_ah_t *entry, *tmp;
 
     /* the QP before its address handles */
-    if (iface->ud.dgram.qp != NULL) {
-        ibv_destroy_qp(iface->ud.dgram.qp);
-        iface->ud.dgram.qp = NULL;
-    }
+    pvrdma_common_ud_close(&iface->ud.dgram);
     ucs_list_for_each_safe(entry, tmp, &iface->ud.ahs, list) {
         ibv_destroy_ah(entry->ah);
         ucs_free(entry);
     }
-    pvrdma_common_ud_close(&iface->ud.dgram);
 }

@@ -201,21 +201,33 @@ static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
 }
 
 
+/* Whether a flush WRITE may go on @p ep now (the kick's and the probe's
+ * common admission): connected, on a connection that uses RDMA WRITE (a
+ * send/recv-only one has no scratch word to write, and QEMU's model turns
+ * the WRITE into a SEND the peer has no receive for), with room in the send
+ * queue and the CQ. */
+static int uct_pvrdma_ep_flush_write_admits(uct_pvrdma_iface_t *iface,
+                                            uct_pvrdma_ep_t *ep)
+{
+    return (ep->state == UCT_PVRDMA_EP_CONNECTED) && iface->rdma_write_ok &&
+           (ep->credit_rx_len == 0) && uct_pvrdma_txq_has_room(iface, &ep->txq);
+}
+
+
 /* pvrdma_stall.c: a signalled WR of this ep has neither completed nor failed
  * for far longer than RC's retransmission takes (TIMEOUT x RETRY_COUNT).
  * Seen on SoftRoCE under load: the peer got the data but no ACK came back
  * and nothing was resent, QP in RTS, for minutes.  A new signalled
  * zero-length WRITE makes the device send a packet; the peer acknowledges
  * it (ACKs are cumulative, so this retires every earlier WR) or, if it
- * missed earlier packets, NAKs it and the device resends them.  Only on
- * connections with RDMA WRITE; returns 1 when posted. */
+ * missed earlier packets, NAKs it and the device resends them.  Returns 1
+ * when posted. */
 int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
 
-    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled == 0) ||
-        !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+    if ((ep->txq.signaled == 0) || !uct_pvrdma_ep_flush_write_admits(iface, ep)) {
         return 0;
     }
     return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;
@@ -227,17 +239,15 @@ int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
  * retires the unsignalled WRs before it, which alone never complete
  * visibly).  The peer's device acknowledges it without its process (which
  * may be computing); a dead peer fails it with retry-exceeded, and the ep
- * fails through UCT error handling.  Only on connections with RDMA WRITE (a send/recv-only
- * one would need a receive and a credit of the peer).  Returns 1 when
- * posted. */
+ * fails through UCT error handling.  A send/recv-only connection is not
+ * probed (it would need a receive and a credit of the peer).  Returns 1
+ * when posted. */
 int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
 
-    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || !iface->rdma_write_ok ||
-        (ep->credit_rx_len > 0) || (ep->txq.signaled > 0) ||
-        !uct_pvrdma_txq_has_room(iface, &ep->txq)) {
+    if ((ep->txq.signaled > 0) || !uct_pvrdma_ep_flush_write_admits(iface, ep)) {
         return 0;
     }
     return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;

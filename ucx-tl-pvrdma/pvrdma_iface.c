@@ -712,6 +712,13 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
               self->op_count.cq_arms, self->op_count.cq_events,
               self->keepalives);
     uct_pvrdma_iface_print_retries(self);
+    /* datagrams on the connection QP that failed common's checks: on a
+     * fabric shared with other tenants, worth a line when there were any */
+    ucs_log((self->ud.dgram.dropped > 0) ? UCS_LOG_LEVEL_DIAG :
+                                           UCS_LOG_LEVEL_DEBUG,
+            "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
+            "dropped (failed receive, malformed or wrong version)",
+            self->md->dev_name, self->port_num, self, self->ud.dgram.dropped);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);

@@ -115,38 +115,42 @@ ucs_status_t uct_pvrdma_query_tl_devices(uct_md_h uct_md,
 {
     uct_pvrdma_md_t *md = ucs_derived_of(uct_md, uct_pvrdma_md_t);
     uct_tl_device_resource_t *devices;
-    struct ibv_port_attr port_attr;
+    struct pvrdma_common_port *ports;
     unsigned num_devices = 0;
-    uint8_t port_num;
+    size_t i, count;
+    char why[256];
     int ret;
 
-    devices = ucs_calloc(md->dev_attr.phys_port_cnt, sizeof(*devices),
-                         "pvrdma tl devices");
-    if ((devices == NULL) && (md->dev_attr.phys_port_cnt > 0)) {
+    ret = pvrdma_common_device_ports(md->ctx, &ports, &count, why,
+                                     sizeof(why));
+    if (ret != 0) {
         return UCS_ERR_NO_MEMORY;
     }
+    if (why[0] != '\0') {
+        ucs_diag("pvrdma: %s: %s", md->dev_name, why);
+    }
 
-    for (port_num = 1; port_num <= md->dev_attr.phys_port_cnt; ++port_num) {
-        ret = ibv_query_port(md->ctx, port_num, &port_attr);
-        if (ret != 0) {
-            ucs_diag("pvrdma: ibv_query_port(%s:%d) failed: %s",
-                     md->dev_name, port_num, strerror(ret));
+    devices = ucs_calloc(count, sizeof(*devices), "pvrdma tl devices");
+    if ((devices == NULL) && (count > 0)) {
+        pvrdma_common_ports_free(ports);
+        return UCS_ERR_NO_MEMORY;
+    }
+    /* UCT offers only ports that can carry traffic now */
+    for (i = 0; i < count; ++i) {
+        if (!ports[i].active) {
+            ucs_debug("pvrdma: %s:%u is not active (%s)", ports[i].dev_name,
+                      ports[i].port_num,
+                      ibv_port_state_str(ports[i].port_attr.state));
             continue;
         }
-
-        if (port_attr.state != IBV_PORT_ACTIVE) {
-            ucs_debug("pvrdma: %s:%d is not active (state %d)", md->dev_name,
-                      port_num, port_attr.state);
-            continue;
-        }
-
         ucs_snprintf_zero(devices[num_devices].name,
-                          sizeof(devices[num_devices].name), "%s:%d",
-                          md->dev_name, port_num);
+                          sizeof(devices[num_devices].name), "%s:%u",
+                          md->dev_name, ports[i].port_num);
         devices[num_devices].type       = UCT_DEVICE_TYPE_NET;
         devices[num_devices].sys_device = md->sys_dev;
         ++num_devices;
     }
+    pvrdma_common_ports_free(ports);
 
     *devices_p     = devices;
     *num_devices_p = num_devices;
