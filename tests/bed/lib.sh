@@ -26,10 +26,19 @@ mpi_ucx_args() {
     case ,$2, in *,ud_verbs,*) _args+=(-x UCX_UD_ETH_DGID_CHECK=n) ;; esac
 }
 
+# What the node watcher (watch_nodes) did; fail() quotes it, so a check the
+# watcher ended says so even when its node answers again afterwards.
+BED_WATCH_LOG=$LOGDIR/bed-watch.log
+rm -f "$BED_WATCH_LOG"
+
 pass() { echo "ok - $1"; }
 fail() {
-    local lost
-    echo "not ok - $1: $2"
+    local lost watched=""
+    if [ -s "$BED_WATCH_LOG" ]; then
+        watched=" [$(tail -n 1 "$BED_WATCH_LOG")]"
+        rm -f "$BED_WATCH_LOG"
+    fi
+    echo "not ok - $1: $2$watched"
     BED_FAILED=1
     [ "${BED_LOST_NODE_CHECK:-1}" = 1 ] || return 0
     lost=$(lost_node) || return 0
@@ -59,13 +68,15 @@ lost_node() {
 # rounds in a row (about a minute and a half) ends the running check (its
 # `timeout` is signalled), so the fail() that follows finds the lost node
 # without first waiting out a long timeout (up to 15 minutes).  For suites
-# that never take a node's network down on purpose.
+# that never take a node's network down on purpose.  BED_WATCH_PERIOD (s,
+# default 20) is the round; the bed's own self-test uses a short one.
 watch_nodes() {
     (
         misses=0
-        while sleep 20; do
-            if unreachable_node >/dev/null; then misses=$((misses + 1)); else misses=0; fi
+        while sleep "${BED_WATCH_PERIOD:-20}"; do
+            if node=$(unreachable_node); then misses=$((misses + 1)); else misses=0; fi
             if [ "$misses" -ge 3 ]; then
+                echo "$(date +%T): $node did not answer on port 22 for 3 rounds of ${BED_WATCH_PERIOD:-20} s; the bed watcher ended the running check" >>"$BED_WATCH_LOG"
                 pkill -TERM -x timeout
                 misses=0
             fi
@@ -116,8 +127,19 @@ mpi_check_run() {
     done < <(grep -E '^(not )?ok - ' "$log")
     if [ $rc = 0 ]; then pass "$prefix: run exits 0"
     elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s (log: $log)"
-    else fail "$prefix: run" "exit $rc: $(grep -vE '^(not )?ok - ' "$log" | tail -n 4 | tr '\n' ' ' | cut -c1-300) (log: $log)"
+    else fail "$prefix: run" "exit $rc: $(mpirun_cause "$log") (log: $log)"
     fi
+}
+
+# mpirun_cause LOG: why an mpirun ended badly, in one line: the first line
+# that names a rank's end (mpirun's own report, a caught signal, an
+# assertion), with the 2 lines after it, else the log's last 4 lines.  CI's
+# logs go with its clone: this line is all that is left of a failure there.
+mpirun_cause() {
+    local why
+    why=$(grep -m1 -A2 -E 'mpirun (noticed|has exited|detected)|Caught signal|Assertion|ucs_fatal|[Ss]egmentation fault|exited on signal' "$1")
+    [ -n "$why" ] || why=$(grep -vE '^(not )?ok - ' "$1" | tail -n 4)
+    printf '%s' "$why" | tr '\n' ' ' | sed -E 's/-{3,}//g; s/ +/ /g' | cut -c1-400
 }
 
 # check NAME TIMEOUT CMD...: passes when CMD exits 0 within TIMEOUT seconds.

@@ -178,10 +178,15 @@ if want "mpi"; then
                 pass "mpi pml ucx: UCP endpoints use pvrdma/$DEV" ||
                 fail "mpi pml ucx: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
         fi
+        # 2 x 2: what more ranks change (same-host pairs, collectives,
+        # several peers at once); point to point is the 2 x 1 run's
         mpi_check_run "mpi pml ucx 2x2" 900 -np 4 --map-by node --oversubscribe \
-            "${MPIUCX[@]}" -- --quick
+            "${MPIUCX[@]}" -- --quick same_host allpairs flood allreduce alltoall \
+            alltoallv bcast
+        # the rendezvous by RDMA READ: large contiguous and derived datatypes
         mpi_check_run "mpi pml ucx 2x1 with RDMA READ" 900 -np 2 --map-by node \
-            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=try -x UCX_LOG_LEVEL=debug -- --quick
+            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=try -x UCX_LOG_LEVEL=debug -- --quick \
+            p2p dtype
         ops_check "mpi pml ucx 2x1 with RDMA READ" "r > 0"
     fi
 fi
