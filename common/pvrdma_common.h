@@ -958,9 +958,21 @@ int pvrdma_common_probe_rdma_write(struct ibv_context *ctx, struct ibv_pd *pd,
 #define PVRDMA_COMMON_WRITE_PROBE_TIMEOUT_MS 2000
 
 /**
+ * @brief The policy of pvrdma_common_rdma_write_usable(), pure: WRITE when
+ *        the probe saw it work (@p probe_rc 1), not when it saw it fail
+ *        (0); when the probe could not run (negative errno), not on a
+ *        PVRDMA device (fail closed: it may be QEMU's model) and yes on any
+ *        other.  @p what is the probe's own line; @p why gets the decision.
+ */
+bool pvrdma_common_rdma_write_decide(int probe_rc, bool is_pvrdma,
+                                     const char *what, char *why,
+                                     size_t why_len);
+
+/**
  * @brief Both plugins' policy when the user leaves RDMA WRITE on "auto":
- *        probe the port; use WRITE unless the probe saw it fail (a probe
- *        that cannot run keeps the device's word).
+ *        probe the port; use WRITE unless the probe saw it fail; a probe
+ *        that cannot run keeps the device's word, except on a PVRDMA
+ *        device (send/recv only, see pvrdma_common_rdma_write_decide()).
  * @param why (OUT) one line for the log saying what was decided and why
  * @return true when RDMA WRITE is to be used on this port.
  */
@@ -1004,5 +1016,29 @@ const char *pvrdma_common_retry_counters_str(const struct pvrdma_common_retry_co
 #ifdef __cplusplus
 }
 #endif
+
+/* ---- fork() and registered memory (fork.c) ---------------------------- */
+
+/** The plugins' fork knob: never call ibv_fork_init, try, or require it. */
+enum pvrdma_common_fork_mode {
+    PVRDMA_COMMON_FORK_NO,
+    PVRDMA_COMMON_FORK_TRY,
+    PVRDMA_COMMON_FORK_YES
+};
+
+/** @brief What @p status means for the user, in words. */
+const char *pvrdma_common_fork_status_str(enum ibv_fork_status status);
+
+/**
+ * @brief Unless @p mode is NO, call ibv_fork_init() where the kernel needs
+ *        it and it is not on yet (RDMAV_FORK_SAFE / IBV_FORK_SAFE already
+ *        turn it on inside libibverbs).  Call before the process's first
+ *        registration.
+ * @param why (OUT) one line: the state the process is in and why
+ * @return 0, or the errno of ibv_fork_init() when it failed and @p mode is
+ *         YES (with TRY a failure is only said in @p why).
+ */
+int pvrdma_common_fork_init(enum pvrdma_common_fork_mode mode, char *why,
+                            size_t why_len);
 
 #endif /* PVRDMA_COMMON_H */

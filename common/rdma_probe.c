@@ -260,27 +260,49 @@ out_err:
     return -rc;
 }
 
+bool pvrdma_common_rdma_write_decide(int probe_rc, bool is_pvrdma,
+                                     const char *what, char *why,
+                                     size_t why_len)
+{
+    if (probe_rc > 0) {
+        snprintf(why, why_len, "RDMA WRITE probe: %s", what);
+        return true;
+    }
+    if (probe_rc == 0) {
+        snprintf(why, why_len, "RDMA WRITE does not work (%s)", what);
+        return false;
+    }
+    /* The probe itself could not run (resources).  A PVRDMA device is
+     * either VMware's (WRITE works) or QEMU's model (a WRITE lands as a
+     * SEND: corrupt data or a hang), and only the probe tells them apart:
+     * fail closed there, to send/recv copies (correct, slower).  Any other
+     * device that says it can WRITE is believed, as every real one can. */
+    if (is_pvrdma) {
+        snprintf(why, why_len, "RDMA WRITE probe not run (%s: %s); a PVRDMA "
+                 "device may be QEMU's model, where WRITE does not land: "
+                 "send/recv only", what, strerror(-probe_rc));
+        return false;
+    }
+    snprintf(why, why_len, "RDMA WRITE probe not run (%s: %s); assuming it "
+             "works", what, strerror(-probe_rc));
+    return true;
+}
+
 bool pvrdma_common_rdma_write_usable(struct ibv_context *ctx, struct ibv_pd *pd,
                                      const struct pvrdma_common_probe_port *port,
                                      char *why, size_t why_len)
 {
+    struct ibv_device_attr dev_attr;
     char what[160] = "";
+    bool is_pvrdma;
     int rc;
 
     rc = pvrdma_common_probe_rdma_write(ctx, pd, port,
                                         PVRDMA_COMMON_WRITE_PROBE_TIMEOUT_MS,
                                         what, sizeof(what));
-    if (rc > 0) {
-        snprintf(why, why_len, "RDMA WRITE probe: %s", what);
-        return true;
-    }
-    if (rc == 0) {
-        snprintf(why, why_len, "RDMA WRITE does not work (%s)", what);
-        return false;
-    }
-    /* the probe itself could not run (resources): a device that says it
-     * can WRITE is believed, as every real one can */
-    snprintf(why, why_len, "RDMA WRITE probe not run (%s: %s); assuming it "
-             "works", what, strerror(-rc));
-    return true;
+    /* a device that cannot even be queried counts as PVRDMA: fail closed */
+    is_pvrdma = (ibv_query_device(ctx, &dev_attr) != 0) ||
+                pvrdma_common_is_pvrdma(ibv_get_device_name(ctx->device),
+                                        &dev_attr);
+    return pvrdma_common_rdma_write_decide(rc, is_pvrdma, what, why, why_len);
 }

@@ -67,6 +67,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int mtu;                /**< bytes, 0 = port active MTU */
     int rdma_read;          /**< tri-state */
     int rdma_write;         /**< tri-state: auto probes the device */
+    int fork_init;          /**< tri-state: ibv_fork_init (auto: try) */
     int max_rd_atomic;
     size_t max_msg_size;    /**< 0 = device limit */
 

@@ -147,6 +147,14 @@ static int pvrdma_component_register(void)
             "WRITE without the check), off (never: send/recv copies, or RDMA READ "
             "when btl_pvrdma_rdma_read allows). Default: auto", tri_enum,
             OPAL_INFO_LVL_4, &c->rdma_write);
+    /* before Linux 5.13 a fork() corrupts registered memory (common/fork.c) */
+    c->fork_init = MCA_BTL_PVRDMA_TRI_AUTO;
+    reg_int("fork_init", "Protect registered memory across fork()/system() with "
+            "ibv_fork_init, which kernels before 5.13 need: auto (when the kernel "
+            "needs it; if memory was registered before, say so at verbose level), "
+            "on (the BTL is not used when it fails), off (never). RDMAV_FORK_SAFE=1 "
+            "in the environment does the same inside libibverbs. Default: auto",
+            tri_enum, OPAL_INFO_LVL_4, &c->fork_init);
     c->max_rd_atomic = 0;
     reg_int("max_rd_atomic", "Outstanding RDMA READs per QP, clamped to the device "
             "caps. 0: device profile (up to 4). Default: 0", NULL, OPAL_INFO_LVL_6,

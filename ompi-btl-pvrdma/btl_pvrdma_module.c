@@ -165,6 +165,28 @@ static bool negative_seconds(const char *name, int value, const char *meaning, i
     return true;
 }
 
+/** Fork protection before the first registration (common/fork.c says why). */
+static int fork_init(void)
+{
+    static const enum pvrdma_common_fork_mode modes[] = {
+        [MCA_BTL_PVRDMA_TRI_OFF] = PVRDMA_COMMON_FORK_NO,
+        [MCA_BTL_PVRDMA_TRI_ON] = PVRDMA_COMMON_FORK_YES};
+    int knob = mca_btl_pvrdma_component.fork_init;
+    char why[256];
+    int rc;
+
+    rc = pvrdma_common_fork_init((MCA_BTL_PVRDMA_TRI_AUTO == knob) ? PVRDMA_COMMON_FORK_TRY
+                                                                  : modes[knob],
+                                 why, sizeof(why));
+    if (0 != rc) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "fork init failed", true,
+                       opal_process_info.nodename, why);
+        return OPAL_ERROR;
+    }
+    MCA_BTL_PVRDMA_VERBOSE(10, "%s", why);
+    return OPAL_SUCCESS;
+}
+
 static int check_limits(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_base_module_t *m = &module->super;
@@ -289,7 +311,10 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
     (void) opal_hash_table_init(&module->proc_to_ep, 64);
     (void) opal_hash_table_init(&module->qpn_to_ep, 64);
 
-    rc = mca_btl_pvrdma_device_open(module);
+    rc = fork_init();
+    if (OPAL_SUCCESS == rc) {
+        rc = mca_btl_pvrdma_device_open(module);
+    }
     if (OPAL_SUCCESS == rc) {
         rc = check_limits(module);
     }

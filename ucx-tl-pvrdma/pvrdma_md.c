@@ -32,6 +32,14 @@ static ucs_config_field_t uct_pvrdma_md_config_table[] = {
      "set.",
      ucs_offsetof(uct_pvrdma_md_config_t, max_reg), UCS_CONFIG_TYPE_MEMUNITS},
 
+    {"FORK_INIT", "try",
+     "Protect registered memory across fork()/system() with ibv_fork_init,\n"
+     "which kernels before 5.13 need: try (when the kernel needs it; if memory\n"
+     "was registered before, say so at diag level), yes (the device is not\n"
+     "used when it fails), no. RDMAV_FORK_SAFE=1 does the same inside\n"
+     "libibverbs.",
+     ucs_offsetof(uct_pvrdma_md_config_t, fork_init), UCS_CONFIG_TYPE_TERNARY},
+
     {"REG_COST_OVERHEAD", "50us",
      "Estimated fixed cost of one memory registration (PVRDMA: a hypervisor\n"
      "command round trip). Used by UCP to choose zero-copy thresholds.",
@@ -468,6 +476,26 @@ static uct_md_ops_t uct_pvrdma_md_ops = {
 };
 
 
+/* Fork protection before this md registers anything (common/fork.c). */
+static ucs_status_t uct_pvrdma_md_fork_init(int knob)
+{
+    enum pvrdma_common_fork_mode mode = (knob == UCS_YES) ? PVRDMA_COMMON_FORK_YES :
+                                        (knob == UCS_NO)  ? PVRDMA_COMMON_FORK_NO :
+                                                            PVRDMA_COMMON_FORK_TRY;
+    char why[256];
+
+    if (pvrdma_common_fork_init(mode, why, sizeof(why)) != 0) {
+        ucs_error("pvrdma: %s (UCX_PVRDMA_FORK_INIT=yes)", why);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    ucs_log((ibv_is_fork_initialized() == IBV_FORK_DISABLED) &&
+            (mode != PVRDMA_COMMON_FORK_NO) ? UCS_LOG_LEVEL_DIAG :
+                                              UCS_LOG_LEVEL_DEBUG,
+            "pvrdma: %s", why);
+    return UCS_OK;
+}
+
+
 static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
                                        const char *md_name,
                                        const uct_md_config_t *uct_md_config,
@@ -489,6 +517,11 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
     md->super.component = &uct_pvrdma_component;
     ucs_strncpy_zero(md->dev_name, md_name, sizeof(md->dev_name));
     pthread_mutex_init(&md->probe_lock, NULL);
+
+    status = uct_pvrdma_md_fork_init(config->fork_init);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
 
     md->ctx = pvrdma_common_open_device(md_name);
     if (md->ctx == NULL) {

@@ -31,6 +31,7 @@ typedef struct uct_pvrdma_md_config {
     size_t                 max_reg;        /**< user limit on one MR, or inf */
     double                 reg_cost_overhead; /**< reg_cost.c, seconds */
     double                 reg_cost_growth;   /**< reg_cost.m, seconds/byte */
+    int                    fork_init;      /**< UCS_YES/NO/TRY: ibv_fork_init */
 } uct_pvrdma_md_config_t;
 
 

@@ -32,6 +32,31 @@ check_memlock() {
     fi
 }
 
+# fork() and registered memory: before Linux 5.13 a fork() or system() in a
+# rank makes its registered pages copy-on-write and the next write moves
+# them away from the device (silently corrupted messages) unless libibverbs
+# marks them MADV_DONTFORK (ibv_fork_init; RDMAV_FORK_SAFE=1 turns it on).
+# PVRDMA_DOCTOR_KERNEL replaces uname -r (tests).
+check_fork_safety() {
+    local name="fork safety" rel major minor env=""
+    rel=${PVRDMA_DOCTOR_KERNEL:-$(uname -r)}
+    major=$(echo "$rel" | sed -nE 's/^([0-9]+)\.([0-9]+).*/\1/p')
+    minor=$(echo "$rel" | sed -nE 's/^([0-9]+)\.([0-9]+).*/\2/p')
+    [ -n "${RDMAV_FORK_SAFE:-}" ] && env=RDMAV_FORK_SAFE
+    [ -z "$env" ] && [ -n "${IBV_FORK_SAFE:-}" ] && env=IBV_FORK_SAFE
+    if [ -z "$major" ]; then
+        result WARN "$name" "cannot read the kernel version from '$rel'" \
+            "export RDMAV_FORK_SAFE=1 (mpirun -x RDMAV_FORK_SAFE=1) if ranks call fork() or system()"
+    elif [ "$major" -gt 5 ] || { [ "$major" = 5 ] && [ "$minor" -ge 13 ]; }; then
+        result PASS "$name" "kernel $rel copies registered pages at fork(): no protection needed"
+    elif [ -n "$env" ]; then
+        result PASS "$name" "kernel $rel needs fork protection; $env is set, so libibverbs protects registered memory"
+    else
+        result WARN "$name" "kernel $rel (before 5.13): a fork() or system() in a rank can corrupt registered memory; the transports call ibv_fork_init by default (btl_pvrdma_fork_init auto, UCX_PVRDMA_FORK_INIT try), which fails when memory was registered first" \
+            "export RDMAV_FORK_SAFE=1 in the job (mpirun -x RDMAV_FORK_SAFE=1), or btl_pvrdma_fork_init on / UCX_PVRDMA_FORK_INIT=yes to refuse to run unprotected; or a guest kernel of 5.13 or later"
+    fi
+}
+
 # Only meaningful on VMware: the reservation is visible through open-vm-tools.
 check_memory_reservation() {
     local name="guest memory reservation" res total bal

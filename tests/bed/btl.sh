@@ -112,19 +112,35 @@ fi
 
 # 3. The other rendezvous: RDMA READ (btl_get) where the device has it
 #    (rxe does; PVRDMA usually not).  Slow on the bed: sizes to 1 MiB.
+#    With RDMAV_FORK_SAFE=1 and mpi_check fork: buffers registered (and
+#    cached) before a fork() and system() are written and read by READ again
+#    after it (issue 18); the BTL must say what fork protection it has.
+# fork_check NAME REGEX: the run's BTL reported its fork protection so.
+fork_check() {
+    local log
+    log=$(log_name "$1")
+    grep -qE "btl:pvrdma: fork support: $2" "$log" &&
+        pass "$1: fork support reported: $(grep -m1 -oE 'fork support: .*' "$log")" ||
+        fail "$1: fork support reported" "no 'fork support: $2' line (log: $log)"
+}
 if want read; then
     mpi_check_run "btl rdma_read auto" 900 -np 2 --map-by node "${BTL[@]}" \
-        --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_read auto -- --max-size 1048576 p2p
+        --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_read auto -x RDMAV_FORK_SAFE=1 -- \
+        --max-size 1048576 p2p fork
     check_ops "btl rdma_read auto: rendezvous by RDMA READ" "r > 0" "$(log_name "btl rdma_read auto")"
+    fork_check "btl rdma_read auto" '(protected|not needed).*RDMAV_FORK_SAFE is set'
 fi
 
 # 3b. One RDMA operation limited to 64 KiB: the PML splits the rendezvous.
+#     Fork protection by the BTL's own knob (on: required) this time.
 if want msgsize; then
     mpi_check_run "btl max_msg_size 64K" 600 -np 2 --map-by node "${BTL[@]}" \
-        --mca btl_base_verbose 10 --mca btl_pvrdma_max_msg_size 65536 -- --max-size 4194304 p2p
+        --mca btl_base_verbose 10 --mca btl_pvrdma_max_msg_size 65536 \
+        --mca btl_pvrdma_fork_init on -- --max-size 4194304 p2p fork
     # a 4 MiB message alone needs 64 WRITEs of 64 KiB: none may be larger
     check_ops "btl max_msg_size 64K: rendezvous split in RDMA ops of at most 64 KiB" \
         "w >= 64 && lw == 65536 && lr <= 65536" "$(log_name "btl max_msg_size 64K")"
+    fork_check "btl max_msg_size 64K" '(protected|not needed)'
 fi
 
 # 4. 4 hosts x 2 ranks: same-host pairs also go over the device.

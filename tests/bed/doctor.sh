@@ -74,7 +74,7 @@ expect_no_fail "healthy guest: no FAIL"
 expect_line "healthy guest: devices WARN, says rxe0 is RoCE but not PVRDMA" \
     '^WARN  devices: no PVRDMA device; rxe0 is usable RoCE \(not PVRDMA\)'
 for c in "kernel modules" "module load order" "port state rxe0:1" libibverbs \
-         "userspace provider rxe0" "MTU rxe0:1" memlock; do
+         "userspace provider rxe0" "MTU rxe0:1" memlock "fork safety"; do
     expect_line "healthy guest: PASS $c" "^PASS  $c: "
 done
 expect_line "healthy guest: GID picks RoCE v2 IPv4-mapped index 1" \
@@ -212,7 +212,11 @@ GOOD_ORDER=(vmw_pvrdma rdma_ucm rdma_cm ib_umad ib_uverbs ib_core vmxnet3)
 BAD_ORDER=(rdma_ucm rdma_cm ib_umad vmw_pvrdma ib_uverbs ib_core vmxnet3)
 
 make_fixture v1 ACTIVE 1500 "${GOOD_ORDER[@]}"
+# an old guest kernel (RHEL 8's) without RDMAV_FORK_SAFE: fork safety WARNs
+export PVRDMA_DOCTOR_KERNEL=4.18.0-477.el8.x86_64
 fixture_doc fixture-pvrdma-ok
+expect_line "fixture kernel 4.18 without RDMAV_FORK_SAFE: fork safety WARN with the remedy" \
+    '^WARN  fork safety: kernel 4\.18\.0-477\.el8\.x86_64 \(before 5\.13\)'
 expect_rc "fixture PVRDMA, RoCE v1, right load order: exit 0" 0
 expect_line "fixture PVRDMA: devices PASS names vmw_pvrdma0 (15ad:0820)" '^PASS  devices: PVRDMA: vmw_pvrdma0; all devices: vmw_pvrdma0 \(vmw_pvrdma, RoCE, PCI 15ad:0820 0000:0b:00.1, vendor_part_id 2080, netdev ens192\)'
 expect_line "fixture PVRDMA: load order PASS" '^PASS  module load order: vmw_pvrdma loaded after ib_umad rdma_cm rdma_ucm'
@@ -221,7 +225,10 @@ expect_line "fixture PVRDMA: RoCE v1 only is a WARN picking the IPv4-mapped GID"
 expect_line "fixture PVRDMA: provider libvmw_pvrdma PASS" '^PASS  userspace provider vmw_pvrdma0: libvmw_pvrdma-rdmav[0-9]+\.so'
 
 make_fixture v1v2 DOWN 1500 "${BAD_ORDER[@]}"
-fixture_doc fixture-pvrdma-order
+RDMAV_FORK_SAFE=1 fixture_doc fixture-pvrdma-order
+unset PVRDMA_DOCTOR_KERNEL
+expect_line "fixture kernel 4.18 with RDMAV_FORK_SAFE=1: fork safety PASS" \
+    '^PASS  fork safety: kernel 4\.18.* needs fork protection; RDMAV_FORK_SAFE is set'
 expect_rc "fixture PVRDMA loaded before ib_umad/rdma_cm/rdma_ucm, port DOWN: exit 1" 1
 expect_line "fixture PVRDMA bad order: FAIL names the modules" \
     '^FAIL  module load order: vmw_pvrdma was loaded before ib_umad rdma_cm rdma_ucm'

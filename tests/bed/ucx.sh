@@ -183,10 +183,18 @@ if want "mpi"; then
         mpi_check_run "mpi pml ucx 2x2" 900 -np 4 --map-by node --oversubscribe \
             "${MPIUCX[@]}" -- --quick same_host allpairs flood allreduce alltoall \
             alltoallv bcast
-        # the rendezvous by RDMA READ: large contiguous and derived datatypes
+        # the rendezvous by RDMA READ: large contiguous and derived datatypes,
+        # and registered buffers read again after a fork() and system()
+        # (issue 18), under RDMAV_FORK_SAFE=1
         mpi_check_run "mpi pml ucx 2x1 with RDMA READ" 900 -np 2 --map-by node \
-            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=try -x UCX_LOG_LEVEL=debug -- --quick \
-            p2p dtype
+            "${MPIUCX[@]}" -x UCX_PVRDMA_RDMA_READ=try -x UCX_LOG_LEVEL=debug \
+            -x RDMAV_FORK_SAFE=1 -- --quick p2p dtype fork
+        log=$(log_name "mpi pml ucx 2x1 with RDMA READ")
+        if want "mpi pml ucx 2x1 with RDMA READ"; then
+            grep -qE 'pvrdma: fork support: (protected|not needed).*RDMAV_FORK_SAFE is set' "$log" &&
+                pass "mpi pml ucx 2x1 with RDMA READ: fork support reported: $(grep -m1 -oE 'fork support: .*' "$log")" ||
+                fail "mpi pml ucx 2x1 with RDMA READ: fork support reported" "no 'pvrdma: fork support' line (log: $log)"
+        fi
         ops_check "mpi pml ucx 2x1 with RDMA READ" "r > 0"
     fi
 fi

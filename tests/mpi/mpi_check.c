@@ -16,7 +16,9 @@
  * that long for any completion, which the BTL's stall kick meets),
  * peerwait (rank 0 waits in MPI_Recv while rank 1 computes --wait S
  * seconds, default 30, then answers: the keepalive's case; the bed takes
- * rank 1's host down or kills it meanwhile and expects the job to end).
+ * rank 1's host down or kills it meanwhile and expects the job to end),
+ * fork (registered buffers written and sent again after fork() and
+ * system(): test_fork).
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/test_pattern.h"
@@ -547,6 +550,60 @@ static void test_ssend(void)
     }
 }
 
+/* fork: registered memory across fork() and system() (issue 18).  Pairs
+ * exchange an eager and a rendezvous-size message, so the transport has
+ * registered (and cached) both buffers; then every rank forks a child that
+ * exits at once and runs system("true"), writes the same buffers again and
+ * exchanges again.  Before Linux 5.13, without fork protection
+ * (RDMAV_FORK_SAFE, btl_pvrdma_fork_init, UCX_PVRDMA_FORK_INIT) the
+ * parent's first write after the fork moves the page away from where the
+ * device reads and writes: the second exchange then carries stale bytes. */
+static void test_fork(void)
+{
+    const size_t lens[] = {100, max_size < (1u << 20) ? max_size : (1u << 20)};
+    int partner = partner_xor(rank);
+    unsigned char *sb[2], *rb[2];
+    MPI_Status st;
+
+    if (partner < 0) {
+        return;
+    }
+    for (int i = 0; i < 2; ++i) {
+        sb[i] = malloc(lens[i]);
+        rb[i] = malloc(lens[i]);
+    }
+    for (int round = 0; round < 2 && !why[0]; ++round) {
+        if (round == 1) {
+            pid_t child = fork();
+
+            if (child == 0) {
+                _exit(0);
+            }
+            if ((child < 0) || (waitpid(child, NULL, 0) != child) ||
+                (system("true") != 0)) {
+                fail("fork: rank %d: fork/waitpid/system failed", rank);
+                break;
+            }
+        }
+        for (int i = 0; i < 2 && !why[0]; ++i) {
+            uint64_t out = msg_key("fork", (uint64_t) (round * 2 + i), rank, partner);
+            uint64_t in  = msg_key("fork", (uint64_t) (round * 2 + i), partner, rank);
+
+            tp_fill(sb[i], lens[i], out);
+            memset(rb[i], 0xee, lens[i]);
+            MPI_Sendrecv(sb[i], (int) lens[i], MPI_BYTE, partner, 40 + i, rb[i],
+                         (int) lens[i], MPI_BYTE, partner, 40 + i, MPI_COMM_WORLD, &st);
+            if (!check_count(&st, lens[i], "fork")) {
+                (void) check(rb[i], lens[i], in, "fork", partner);
+            }
+        }
+    }
+    for (int i = 0; i < 2; ++i) {
+        free(sb[i]);
+        free(rb[i]);
+    }
+}
+
 /* idle: rank 0 sends 3 small (eager) messages to rank 1 and waits in
  * MPI_Recv for the answer while rank 1 computes for 6 s without calling
  * MPI; then rank 1 receives them and answers.  On the sender the last,
@@ -640,7 +697,7 @@ static const struct test tests[] = {
     {"alltoall", test_alltoall, 0},   {"alltoallv", test_alltoallv, 0},
     {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
     {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
-    {"peerwait", test_peerwait, 1},
+    {"peerwait", test_peerwait, 1},   {"fork", test_fork, 1},
 };
 
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */

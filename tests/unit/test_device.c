@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* PVRDMA identity and MTU helpers. */
+#include <errno.h>
+
 #include "pvrdma_common.h"
 #include "test_attrs.h"
 #include "test_util.h"
@@ -36,6 +38,26 @@ int main(void)
     CHECK_EQ(pvrdma_common_mtu_from_bytes(8192), 0);
     CHECK_EQ(pvrdma_common_mtu_min(IBV_MTU_4096, IBV_MTU_1024), IBV_MTU_1024);
     CHECK_EQ(pvrdma_common_mtu_min(IBV_MTU_512, IBV_MTU_2048), IBV_MTU_512);
+
+    /* RDMA WRITE policy: the probe decides; when it cannot run, a PVRDMA
+     * device (maybe QEMU's model, where WRITE lands as a SEND) fails closed */
+    {
+        char why[256];
+
+        CHECK(pvrdma_common_rdma_write_decide(1, true, "64 B landed", why,
+                                              sizeof(why)));
+        CHECK_CONTAINS(why, "64 B landed");
+        CHECK(!pvrdma_common_rdma_write_decide(0, false, "arrived as a SEND",
+                                               why, sizeof(why)));
+        CHECK_CONTAINS(why, "does not work (arrived as a SEND)");
+        CHECK(!pvrdma_common_rdma_write_decide(-ENOMEM, true, "ibv_create_qp",
+                                               why, sizeof(why)));
+        CHECK_CONTAINS(why, "send/recv only");
+        CHECK_CONTAINS(why, "ibv_create_qp");
+        CHECK(pvrdma_common_rdma_write_decide(-ENOMEM, false, "ibv_create_qp",
+                                              why, sizeof(why)));
+        CHECK_CONTAINS(why, "assuming it works");
+    }
 
     /* No such device: a clear errno, no crash. */
     CHECK(pvrdma_common_open_device("no_such_dev_xyz") == NULL);
