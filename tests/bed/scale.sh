@@ -68,15 +68,21 @@ peers_check() {
     fi
 }
 
+# plan_check NAME LOG: what the plan said a connection costs (README quotes
+# these lines)
+plan_check() {
+    local line
+    line=$(grep -m1 'btl:pvrdma: .*locked memory:' "$2")
+    [ -n "$line" ] && pass "$1: plan printed: ${line##*btl:pvrdma: }" ||
+        fail "$1: plan printed" "no 'locked memory' line (log: $2)"
+}
+
 name="scale btl ${NHOSTS}x$RPN all pairs"
 if want btl; then
     mpi_check_run "$name" "$T" "${RUN[@]}" "${BTL[@]}" -- "${ARGS[@]}"
     log=$(log_name "$name")
     peers_check "$name" "$log" "$PEERS"
-    # what the plan said a connection costs (README quotes these lines)
-    line=$(grep -m1 'btl:pvrdma: .*locked memory:' "$log")
-    [ -n "$line" ] && pass "$name: plan printed: ${line##*btl:pvrdma: }" ||
-        fail "$name: plan printed" "no 'locked memory' line (log: $log)"
+    plan_check "$name" "$log"
 fi
 
 name="scale pml ucx ${NHOSTS}x$URPN all pairs"
@@ -107,6 +113,7 @@ if want smallcq; then
     grep -q 'receives per peer lowered to fit the CQ' "$log" &&
         pass "$name: receives per peer lowered to fit the CQ" ||
         fail "$name: receives per peer lowered to fit the CQ" "no such plan line (log: $log)"
+    plan_check "$name" "$log"
 fi
 
 # A CQ that cannot hold every peer even at 8 receives each: the job must
