@@ -283,8 +283,15 @@ static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
     mca_btl_base_module_t **btls;
 
     (void) enable_progress_threads;
-    (void) enable_mpi_threads;
     *num_btls = 0;
+    /* The BTL takes no locks on its send, free and completion paths (ob1
+     * could complete a fragment twice): under MPI_THREAD_MULTIPLE it
+     * declines, by name, rather than corrupt data. */
+    if (enable_mpi_threads) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "thread multiple", true,
+                       opal_process_info.nodename);
+        return NULL;
+    }
 
     module = malloc(sizeof(*module));
     btls = malloc(sizeof(*btls));

@@ -177,6 +177,12 @@ btl_pvrdma_stall_kick: +-1$' \
 Value: +rxe0:x$' \
         "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_if_include 'rxe0:x' \
         "$MPI_TESTS/mpi_check" --quick p2p
+    # the BTL takes no locks (issue 18): it declines MPI_THREAD_MULTIPLE by
+    # name and points to pml ucx
+    check_fails "btl: MPI_THREAD_MULTIPLE is declined by name" 180 'asked for MPI_THREAD_MULTIPLE, which the pvrdma BTL does
+Use pml ucx with the pvrdma UCX transport instead' \
+        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" \
+        "$MPI_TESTS/mpi_check" --thread-multiple --quick p2p
 
     # A GID type mismatch between hosts (RoCE v1 against v2) cannot be made
     # on this bed: rxe in Debian's 6.1 kernel has RoCE v2 GIDs only.  Its

@@ -4,7 +4,8 @@
  * @file mpi_check.c
  * @brief Transport-agnostic MPI correctness checks: every byte verified.
  *
- * Usage: mpi_check [--max-size BYTES] [--isends N] [--wait S] [--quick] [TEST...]
+ * Usage: mpi_check [--thread-multiple] [--max-size BYTES] [--isends N] [--wait S]
+ *                  [--quick] [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
  * of ranks on one host), allpairs (every rank with every other at once, 3
@@ -740,7 +741,17 @@ int main(int argc, char **argv)
     const char *only[32];
     int nonly = 0, failed = 0;
 
-    MPI_Init(&argc, &argv);
+    /* --thread-multiple (first argument): MPI_Init_thread with
+     * MPI_THREAD_MULTIPLE, which the pvrdma BTL declines by name */
+    if ((argc > 1) && !strcmp(argv[1], "--thread-multiple")) {
+        int provided;
+
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        --argc;
+        ++argv;
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     for (int i = 1; i < argc; ++i) {
