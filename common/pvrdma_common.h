@@ -530,6 +530,12 @@ struct ibv_qp *pvrdma_common_rc_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
                                           struct ibv_srq *srq,
                                           struct ibv_qp_cap *cap);
 
+/**
+ * @brief Fill @p buf with @p len bytes from the kernel's CSPRNG (getrandom;
+ *        the connection secrets).  @return 0 or errno.
+ */
+int pvrdma_common_random_bytes(void *buf, size_t len);
+
 /** @brief A random first PSN (24 bits) for a new QP. */
 uint32_t pvrdma_common_psn_new(void);
 
@@ -603,16 +609,25 @@ void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
 /** wr_id bit of sends; receives carry their slot index. */
 #define PVRDMA_COMMON_UD_TX_BIT  (UINT64_C(1) << 63)
 
+#define PVRDMA_COMMON_UD_SECRET_LEN 16
+
 /**
  * The first bytes of every connection message of both plugins.  The
- * plugin owns type and flags; version is written by
- * pvrdma_common_ud_send() and checked on receipt.
+ * plugin owns type and flags; version and auth are written by
+ * pvrdma_common_ud_send() and checked on receipt.  @p auth is the
+ * receiver's secret: each UD QP draws one at open
+ * (getrandom) and its owner publishes it only out of band, with its
+ * address (the BTL's modex, UCX's iface address), so only processes of the
+ * job can send a datagram that passes: a stray or forged one from another
+ * job or tenant on the fabric is dropped and counted before the plugin
+ * sees it.
  */
 struct pvrdma_common_ud_hdr {
     uint8_t type;
     uint8_t version;
     uint8_t flags;
     uint8_t reserved;
+    uint8_t auth[PVRDMA_COMMON_UD_SECRET_LEN];
 };
 
 /** What pvrdma_common_ud_open() builds. */
@@ -634,6 +649,11 @@ struct pvrdma_common_ud {
     uint8_t       *buf;        /**< rx slots (GRH + message), then tx slots */
     uint64_t       tx_busy;    /**< bitmap of tx slots in flight */
     uint64_t       dropped;    /**< received datagrams that failed the checks */
+    uint64_t       forged;     /**< ... of which with a wrong secret */
+    uint64_t       spoofed;    /**< came from another QP/GID than they claim
+                                    (counted by pvrdma_common_ud_from()) */
+    uint8_t        secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< publish with the address */
+    uint8_t        port_num;
     uint32_t       qkey;
     uint32_t       rx_count;
     uint32_t       tx_count;
@@ -672,19 +692,24 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud);
 
 /**
  * @brief Send the message in the slot @p msg (from pvrdma_common_ud_tx_get)
- *        to UD QP @p qpn / @p qkey through @p ah, signalled.
+ *        to UD QP @p qpn / @p qkey through @p ah, signalled, with the
+ *        receiver's @p peer_secret (PVRDMA_COMMON_UD_SECRET_LEN bytes, from
+ *        its published address) in the header.
  * @return 0 or the errno of ibv_post_send (the slot stays free).
  */
 int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
-                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
+                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                          const uint8_t *peer_secret);
 
 /**
- * @brief The message in a received buffer (GRH first), or NULL when the
- *        datagram is shorter than GRH + @p msg_size or carries another
- *        @p version.  Pure.
+ * @brief The message in a received UD buffer @p rx (GRH first), or NULL when
+ *        the datagram is shorter than GRH + @p msg_size, carries another
+ *        @p version or not the receiver's @p secret
+ *        (PVRDMA_COMMON_UD_SECRET_LEN bytes; NULL: not checked).  Pure.
  */
 const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
-                                       uint32_t msg_size, uint8_t version);
+                                       uint32_t msg_size, uint8_t version,
+                                       const uint8_t *secret);
 
 /**
  * @brief Account one completion of the UD QP; for RECEIVED, @p msg points
@@ -693,6 +718,17 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
 enum pvrdma_common_ud_event
 pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                           const void **msg);
+
+/**
+ * @brief Whether the received datagram of @p wc (its buffer @p msg from
+ *        pvrdma_common_ud_complete) came from UD QP @p qpn at @p gid, the
+ *        address the message claims: the completion's source QP and the
+ *        GRH's source GID (ibv_init_ah_from_wc).  A mismatch is counted in
+ *        ud->spoofed and ud->dropped; the caller drops the message.
+ */
+bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                           const void *msg, uint32_t qpn,
+                           const union ibv_gid *gid);
 
 /** @brief Post the receive of @p wc again.  @return 0 or errno. */
 int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc);

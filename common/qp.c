@@ -58,6 +58,25 @@ uint32_t pvrdma_common_psn_new(void)
     return r & 0xffffffu;
 }
 
+int pvrdma_common_random_bytes(void *buf, size_t len)
+{
+    uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return errno;
+        }
+        p   += n;
+        len -= (size_t) n;
+    }
+    return 0;
+}
+
 void pvrdma_common_qp_params_init(struct pvrdma_common_qp_params *p)
 {
     if (p == NULL) {

@@ -90,6 +90,12 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     }
     ud->qkey     = attr->qkey;
     ud->version  = attr->version;
+    ud->port_num = attr->port_num;
+    *what        = "getrandom (UD secret)";
+    rc           = pvrdma_common_random_bytes(ud->secret, sizeof(ud->secret));
+    if (rc != 0) {
+        return rc;
+    }
     ud->rx_count = attr->rx_count;
     ud->tx_count = attr->tx_count;
     ud->msg_size = attr->msg_size;
@@ -187,7 +193,8 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud)
 }
 
 int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
-                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
+                          struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                          const uint8_t *peer_secret)
 {
     uint32_t index = (uint32_t) (((uint8_t *) msg - ud_tx_buf(ud, 0)) /
                                  ud->msg_size);
@@ -196,6 +203,8 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
     int rc;
 
     ((struct pvrdma_common_ud_hdr *) msg)->version = ud->version;
+    memcpy(((struct pvrdma_common_ud_hdr *) msg)->auth, peer_secret,
+           PVRDMA_COMMON_UD_SECRET_LEN);
     sge.addr   = (uintptr_t) msg;
     sge.length = ud->msg_size;
     sge.lkey   = ud->mr->lkey;
@@ -215,8 +224,21 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
     return rc;
 }
 
+/* Compare without an early exit: the time taken says nothing of how much
+ * of a guessed secret was right. */
+static bool secret_equal(const uint8_t *a, const uint8_t *b)
+{
+    uint8_t diff = 0;
+
+    for (size_t i = 0; i < PVRDMA_COMMON_UD_SECRET_LEN; ++i) {
+        diff |= (uint8_t) (a[i] ^ b[i]);
+    }
+    return diff == 0;
+}
+
 const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
-                                       uint32_t msg_size, uint8_t version)
+                                       uint32_t msg_size, uint8_t version,
+                                       const uint8_t *secret)
 {
     const struct pvrdma_common_ud_hdr *hdr;
 
@@ -227,6 +249,9 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
     }
     hdr = (const void *) ((const uint8_t *) rx + PVRDMA_COMMON_UD_GRH_LEN);
     if (hdr->version != version) {
+        return NULL;
+    }
+    if ((secret != NULL) && !secret_equal(hdr->auth, secret)) {
         return NULL;
     }
     return hdr;
@@ -246,15 +271,64 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
         return PVRDMA_COMMON_UD_FLUSHED;   /* QP going away: no repost */
     }
     if (wc->status == IBV_WC_SUCCESS) {
-        *msg = pvrdma_common_ud_msg_check(ud_rx_buf(ud, (uint32_t) wc->wr_id),
-                                          wc->byte_len, ud->msg_size,
-                                          ud->version);
+        const void *rx = ud_rx_buf(ud, (uint32_t) wc->wr_id);
+
+        *msg = pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
+                                          ud->version, ud->secret);
+        if ((*msg == NULL) &&
+            (pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
+                                        ud->version, NULL) != NULL)) {
+            ud->forged++;   /* well formed, but not with our secret */
+        }
     }
     if (*msg == NULL) {
         ud->dropped++;
         return PVRDMA_COMMON_UD_DROPPED;   /* caller reposts */
     }
     return PVRDMA_COMMON_UD_RECEIVED;
+}
+
+/* Whether @p grh says the datagram came from @p gid: through libibverbs'
+ * decoding (GRH, or RoCE v2's IPv4 header, by the GID type), else the raw
+ * GRH source GID (bytes 8..23) or the IPv4 source (bytes 32..35) of an
+ * IPv4-mapped GID. */
+static bool grh_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                     const uint8_t *grh, const union ibv_gid *gid)
+{
+    static const uint8_t v4_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    struct ibv_ah_attr ah;
+
+    if ((ibv_init_ah_from_wc(ud->qp->context, ud->port_num, (struct ibv_wc *) wc,
+                             (struct ibv_grh *) grh, &ah) == 0) &&
+        ah.is_global && !memcmp(&ah.grh.dgid, gid, sizeof(*gid))) {
+        return true;
+    }
+    if (!memcmp(grh + 8, gid->raw, sizeof(gid->raw))) {
+        return true;
+    }
+    return !memcmp(gid->raw, v4_prefix, sizeof(v4_prefix)) &&
+           !memcmp(grh + 32, gid->raw + 12, 4);
+}
+
+bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                           const void *msg, uint32_t qpn,
+                           const union ibv_gid *gid)
+{
+    static const uint8_t zero[PVRDMA_COMMON_UD_GRH_LEN];
+    const uint8_t *grh = (const uint8_t *) msg - PVRDMA_COMMON_UD_GRH_LEN;
+
+    /* the source QP is written by the sender's device, the GRH (or IPv4
+     * header, RoCE v2) by its network stack: both must be the address the
+     * message names.  A device that hands over no GRH at all (QEMU's
+     * pvrdma model leaves the area empty) leaves the QP and the secret. */
+    if ((wc->src_qp == qpn) &&
+        (!(wc->wc_flags & IBV_WC_GRH) || !memcmp(grh, zero, sizeof(zero)) ||
+         grh_from(ud, wc, grh, gid))) {
+        return true;
+    }
+    ud->spoofed++;
+    ud->dropped++;
+    return false;
 }
 
 int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc)

@@ -102,6 +102,9 @@ OPAL_MODULE_DECLSPEC extern mca_btl_pvrdma_component_t mca_btl_pvrdma_component;
 typedef struct mca_btl_pvrdma_modex_t {
     uint8_t cm_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE]; /**< the UD CM QP address */
     uint32_t qkey;       /**< Q_Key of the CM QP, network order */
+    /** what every datagram to the CM QP must carry (common/ud.c): only
+     *  processes of the job read the modex */
+    uint8_t secret[PVRDMA_COMMON_UD_SECRET_LEN];
 } mca_btl_pvrdma_modex_t;
 
 /** Remote keys of a registration, sent to peers by the PML. */

@@ -21,7 +21,7 @@
 #define CM_NRECV 32
 #define CM_NSEND 16
 #define CM_QKEY 0x50564d41u   /* "PVMA"; high bit clear: not a controlled Q_Key */
-#define CM_VERSION 2          /* 2: common header (no gid_index in the modex) */
+#define CM_VERSION 3          /* 2: common header, 3: with the receiver's secret */
 
 enum { CM_REQ = 1, CM_REP = 2, CM_RTU = 3 };
 
@@ -74,6 +74,10 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
         return OPAL_ERROR;
     }
 
+    /* tests/bed/stray.sh aims its stray datagrams with this line */
+    MCA_BTL_PVRDMA_VERBOSE(10, "connection QP 0x%x on %s:%d (Q_Key 0x%x, messages of %zu B, "
+                           "version %d)", cm->ud.qp->qp_num, module->port.dev_name,
+                           (int) module->port.port_num, CM_QKEY, sizeof(cm_msg_t), CM_VERSION);
     memset(&cm->local, 0, sizeof(cm->local));
     cm->local.gid = module->gid.gid;
     cm->local.qpn = cm->ud.qp->qp_num;
@@ -88,6 +92,7 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     memset(modex, 0, sizeof(*modex));
     memcpy(modex->cm_addr, &wire, sizeof(modex->cm_addr));
     modex->qkey = htonl(cm->ud.qkey);
+    memcpy(modex->secret, cm->ud.secret, sizeof(modex->secret));
     return OPAL_SUCCESS;
 }
 
@@ -145,7 +150,8 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
     info.psn = ep->psn;
     (void) pvrdma_common_addr_pack(&info, (struct pvrdma_common_addr *) msg->rc_addr);
 
-    rc = pvrdma_common_ud_send(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey);
+    rc = pvrdma_common_ud_send(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey,
+                               ep->peer_secret);
     if (0 != rc) {
         MCA_BTL_PVRDMA_VERBOSE(5, "connection message post failed: %s", strerror(rc));
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -179,7 +185,20 @@ void mca_btl_pvrdma_cm_connected(mca_btl_pvrdma_endpoint_t *ep)
     (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
 }
 
-static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
+/** Drop a datagram that passed common's checks (it carried our secret) but
+ *  not ours: counted with the others, said at verbose level. */
+static void cm_drop(mca_btl_pvrdma_module_t *module, const char *why, const cm_msg_t *msg)
+{
+    module->cm->ud.dropped++;
+    MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) claiming to come from "
+                           "%s: %s", (int) msg->hdr.type, OPAL_NAME_PRINT(msg->src), why);
+}
+
+/* A connection grant is at most a receive queue: more is not from us. */
+#define CM_GRANT_MAX 65536u
+
+static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
+                      const struct ibv_wc *wc)
 {
     struct pvrdma_common_addr_info peer;
     mca_btl_pvrdma_endpoint_t *ep;
@@ -188,9 +207,18 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
     uint32_t grant = ntohl(msg->grant);
 
     if (0 != opal_compare_proc(dst, OPAL_PROC_MY_NAME)) {
-        return; /* stale or foreign datagram */
+        cm_drop(module, "addressed to another process", msg);
+        return;
     }
-    if (0 != pvrdma_common_addr_unpack(msg->rc_addr, sizeof(msg->rc_addr), &peer)) {
+    /* only a process of this job can be a peer (and only one of the job
+     * knows our secret): no proc and no modex lookup for any other name */
+    if (src.jobid != OPAL_PROC_MY_NAME.jobid || 0 == opal_compare_proc(src, OPAL_PROC_MY_NAME)) {
+        cm_drop(module, "not a process of this job", msg);
+        return;
+    }
+    if (0 != pvrdma_common_addr_unpack(msg->rc_addr, sizeof(msg->rc_addr), &peer) ||
+        grant > CM_GRANT_MAX) {
+        cm_drop(module, "malformed address or grant", msg);
         return;
     }
     proc = opal_proc_for_name(src);
@@ -199,6 +227,22 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg)
     }
     ep = mca_btl_pvrdma_endpoint_get(module, proc);
     if (NULL == ep || MCA_BTL_PVRDMA_EP_FAILED == ep->state) {
+        return;
+    }
+    /* the peer's CM QP and GID are in its modex: the datagram must come
+     * from there, whatever the message says */
+    if (!pvrdma_common_ud_from(&module->cm->ud, wc, msg, ep->peer_cm.qpn, &ep->peer_cm.gid)) {
+        const uint8_t *grh = (const uint8_t *) msg - PVRDMA_COMMON_UD_GRH_LEN;
+        char want[64];
+
+        MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) claiming to come "
+                               "from %s: sent from qp 0x%x (its qp 0x%x), GRH %s, source "
+                               "%02x%02x:...:%02x%02x%02x%02x / %u.%u.%u.%u, its GID %s",
+                               (int) msg->hdr.type, OPAL_NAME_PRINT(src), wc->src_qp,
+                               ep->peer_cm.qpn, (wc->wc_flags & IBV_WC_GRH) ? "present" : "absent",
+                               grh[8], grh[9], grh[20], grh[21], grh[22], grh[23], grh[32],
+                               grh[33], grh[34], grh[35],
+                               pvrdma_common_gid_str(&ep->peer_cm.gid, want, sizeof(want)));
         return;
     }
 
@@ -271,9 +315,13 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
             case PVRDMA_COMMON_UD_FLUSHED:
                 continue;
             case PVRDMA_COMMON_UD_RECEIVED:
-                cm_handle(module, msg);
+                cm_handle(module, msg, &wc[i]);
                 break;
             case PVRDMA_COMMON_UD_DROPPED:
+                MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection datagram: %s",
+                                       IBV_WC_SUCCESS != wc[i].status
+                                           ? ibv_wc_status_str(wc[i].status)
+                                           : "malformed, wrong version or not our secret");
                 break;
             }
             if (0 != pvrdma_common_ud_repost(&cm->ud, &wc[i])) {

@@ -109,6 +109,7 @@ mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *
     ep->proc = proc;
     ep->peer_cm = peer;
     ep->peer_qkey = ntohl(modex->qkey);
+    memcpy(ep->peer_secret, modex->secret, sizeof(ep->peer_secret));
     free(modex);
     opal_list_append(&module->endpoints, &ep->super);
     (void) opal_hash_table_set_value_uint64(&module->proc_to_ep, name_key(proc), ep);

@@ -32,6 +32,7 @@ struct mca_btl_base_endpoint_t {
     /* connection manager */
     struct pvrdma_common_addr_info peer_cm;  /**< peer's UD CM address (modex) */
     uint32_t peer_qkey;
+    uint8_t peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< from the modex */
     struct ibv_ah *cm_ah;
     int cm_tries;
     uint64_t cm_deadline_us;

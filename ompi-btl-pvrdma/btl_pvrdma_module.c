@@ -414,13 +414,16 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
                                " B), %d CQ arms, %d CQ events; %u peers connected at most, "
                                "%u CQ entries (%u for sends); %" PRIu64 " stall kicks, %" PRIu64
                                " keepalive probes; %" PRIu64 " connection datagrams dropped"
-                               " (failed receive, malformed or wrong version)",
+                               " (%" PRIu64 " without our secret, %" PRIu64 " not from the"
+                               " address they claim)",
                                module->port.dev_name, module->port.port_num,
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
                                module->rdma_read_max, 0, 0, module->peers_max,
                                module->plan.cq_depth, module->plan.send_budget,
                                module->stall_kicks, module->keepalives,
-                               (NULL != module->cm) ? module->cm->ud.dropped : 0);
+                               (NULL != module->cm) ? module->cm->ud.dropped : 0,
+                               (NULL != module->cm) ? module->cm->ud.forged : 0,
+                               (NULL != module->cm) ? module->cm->ud.spoofed : 0);
         mca_btl_pvrdma_print_retries(module);
     }
 

@@ -323,6 +323,7 @@ struct uct_pvrdma_ep {
     union ibv_gid              peer_gid;
     uint16_t                   peer_lid;
     uint32_t                   peer_ud_qpn;
+    uint8_t                    peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< iface addr */
     struct ibv_ah              *ah;         /**< to the peer's UD QP */
     uint32_t                   psn;
     ucs_time_t                 next_retry;
@@ -365,6 +366,7 @@ struct uct_pvrdma_chan {
     union ibv_gid              peer_gid;
     uint32_t                   peer_ud_qpn;
     uint64_t                   conn_id;
+    uint8_t                    peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< from its REQ */
     uint8_t                    rep[128];    /**< reply, resent on dup REQ */
     unsigned                   rep_len;
 };
@@ -539,6 +541,7 @@ void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
 void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
                                     const char *why);
 uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr);
+void uct_pvrdma_iface_addr_secret(const uct_iface_addr_t *addr, uint8_t *secret);
 int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);

@@ -5,8 +5,12 @@
  * @brief Connection exchange of the UCT "pvrdma" transport over one UD QP
  *        per iface (see the design notes in pvrdma.h).
  *
- * Messages (68 bytes, integers big-endian):
- *   REQ   requester -> iface:  its RC QP address, credit slot address/rkey,
+ * Messages (100 bytes, integers big-endian), each with the receiver's
+ * secret in the common header (from its iface address, or for replies from
+ * the REQ): common/ud.c drops every other datagram, and each message must
+ * come from the UD QP and GID it names (pvrdma_common_ud_from).
+ *   REQ   requester -> iface:  its RC QP address, its own secret for the
+ *                              replies, credit slot address/rkey,
  *                              credit receives it would post (send/recv
  *                              mode), flag SEND_ONLY if it has no RDMA WRITE,
  *                              flag EP_TAG with the tag credits in AM
@@ -27,7 +31,9 @@
 
 #define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
 #define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
-#define UCT_PVRDMA_CONN_VERSION  3  /* 2: ep_tag, 3: common header */
+#define UCT_PVRDMA_CONN_VERSION  4  /* 2: ep_tag, 3: common header, 4: secrets */
+/* credits a peer can grant: at most a receive queue (larger is not ours) */
+#define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
 
 
 enum {
@@ -54,6 +60,8 @@ typedef struct uct_pvrdma_conn_msg {
     uint32_t credits;
     uint16_t ep_tag;
     uint16_t reserved2;
+    uint8_t  reply_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< REQ: the
+                                          requester's, for REP/REJ */
 } UCS_S_PACKED uct_pvrdma_conn_msg_t;
 
 
@@ -99,7 +107,7 @@ static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
 /* ----------------------------------------------------------------------- */
 
 static void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
-                               uint32_t dest_qpn,
+                               uint32_t dest_qpn, const uint8_t *dest_secret,
                                const uct_pvrdma_conn_msg_t *msg)
 {
     void *buf = pvrdma_common_ud_tx_get(&iface->ud.dgram);
@@ -113,7 +121,7 @@ static void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
 
     memcpy(buf, msg, sizeof(*msg));
     ret = pvrdma_common_ud_send(&iface->ud.dgram, buf, ah, dest_qpn,
-                                UCT_PVRDMA_UD_QKEY);
+                                UCT_PVRDMA_UD_QKEY, dest_secret);
     if (ret != 0) {
         ucs_diag("pvrdma: ibv_post_send(UD qp 0x%x) failed: %s",
                  iface->ud.dgram.qp->qp_num, strerror(ret));
@@ -169,7 +177,8 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
         msg.hdr.flags  |= UCT_PVRDMA_CONN_F_EP_TAG;
         msg.ep_tag  = htobe16(ep->credit_tag);
     }
-    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
+    memcpy(msg.reply_secret, iface->ud.dgram.secret, sizeof(msg.reply_secret));
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
 }
 
 
@@ -200,7 +209,7 @@ void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
 
     uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_DISC, ep->conn_id);
     uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
-    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, &msg);
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
 }
 
 
@@ -267,6 +276,16 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
     if (ep == NULL) {
         return; /* duplicate reply, or the ep is gone */
     }
+    if ((be32toh(msg->src_ud_qpn) != ep->peer_ud_qpn) ||
+        memcmp(&peer->gid, &ep->peer_gid, sizeof(peer->gid))) {
+        ucs_diag("pvrdma: %s:%d: dropped a reply for ep %p from UD qp 0x%x, "
+                 "not the peer it asked (qp 0x%x)", iface->md->dev_name,
+                 iface->port_num, ep, be32toh(msg->src_ud_qpn),
+                 ep->peer_ud_qpn);
+        ++iface->ud.dgram.spoofed;
+        ++iface->ud.dgram.dropped;
+        return;
+    }
 
     if (send_only) {
         /* before RTR: the peer may send credits as soon as it sees an AM */
@@ -292,9 +311,11 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
         return;
     }
 
-    if (pvrdma_common_credits_init(&ep->credits, be32toh(msg->credits), 1,
-                                   1) != 0) {
-        ucs_error("pvrdma: peer granted no receive credits");
+    if ((be32toh(msg->credits) > UCT_PVRDMA_CONN_CREDITS_MAX) ||
+        (pvrdma_common_credits_init(&ep->credits, be32toh(msg->credits), 1,
+                                    1) != 0)) {
+        ucs_error("pvrdma: peer granted no or too many receive credits (%u)",
+                  be32toh(msg->credits));
         uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
         return;
     }
@@ -319,11 +340,13 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
 
 
 static void uct_pvrdma_conn_handle_rej(uct_pvrdma_iface_t *iface,
-                                       const uct_pvrdma_conn_msg_t *msg)
+                                       const uct_pvrdma_conn_msg_t *msg,
+                                       const struct pvrdma_common_addr_info *peer)
 {
     uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
 
-    if (ep != NULL) {
+    if ((ep != NULL) && (be32toh(msg->src_ud_qpn) == ep->peer_ud_qpn) &&
+        !memcmp(&peer->gid, &ep->peer_gid, sizeof(peer->gid))) {
         ucs_error("pvrdma: %s:%d: peer rejected the connection (see its "
                   "log)", iface->md->dev_name, iface->port_num);
         uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
@@ -376,7 +399,8 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
     if (chan != NULL) {
         /* our reply was lost or is late: answer the same again */
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, (void*)chan->rep);
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret,
+                           (void*)chan->rep);
         return;
     }
 
@@ -385,6 +409,11 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         ucs_error("pvrdma: %s:%d: rejecting a connection: %s",
                   iface->md->dev_name, iface->port_num, err);
         status = UCS_ERR_UNREACHABLE;
+    } else if (be32toh(req->credits) > UCT_PVRDMA_CONN_CREDITS_MAX) {
+        ucs_diag("pvrdma: %s:%d: rejecting a connection that grants %u "
+                 "credits", iface->md->dev_name, iface->port_num,
+                 be32toh(req->credits));
+        status = UCS_ERR_INVALID_PARAM;
     } else if (send_only && (be32toh(req->credits) == 0)) {
         ucs_error("pvrdma: %s:%d: rejecting a connection: it needs send/recv "
                   "credit returns (no RDMA WRITE) but the peer's transport "
@@ -406,7 +435,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         return;
     } else if (status != UCS_OK) {
         uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, req->reply_secret, &rep);
         return;
     }
 
@@ -415,6 +444,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     chan->conn_id      = conn_id;
     chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
     chan->peer_ep_tag  = be16toh(req->ep_tag);
+    memcpy(chan->peer_secret, req->reply_secret, sizeof(chan->peer_secret));
     uct_pvrdma_chan_pair_ep(chan);
 
     uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
@@ -428,7 +458,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
     memcpy(chan->rep, &rep, sizeof(rep));
     chan->rep_len = sizeof(rep);
-    uct_pvrdma_ud_send(iface, ah, ud_qpn, &rep);
+    uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret, &rep);
     ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x, %u "
               "receives%s%s", conn_id, chan->txq.qp->qp_num, chan->rx_len,
               send_only ? ", send/recv only" : "",
@@ -469,8 +499,10 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         ucs_diag("pvrdma: UD send failed: %s", ibv_wc_status_str(wc->status));
         return;
     case PVRDMA_COMMON_UD_DROPPED:
-        ucs_diag("pvrdma: ignoring a malformed connection message (%s)",
-                 ibv_wc_status_str(wc->status));
+        ucs_diag("pvrdma: %s:%d: dropped a connection datagram: %s",
+                 iface->md->dev_name, iface->port_num,
+                 (wc->status != IBV_WC_SUCCESS) ? ibv_wc_status_str(wc->status) :
+                 "malformed, wrong version or not our secret");
         goto out;
     case PVRDMA_COMMON_UD_RECEIVED:
         break;
@@ -479,6 +511,17 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
     msg = rx;
     if (pvrdma_common_addr_unpack(msg->addr, sizeof(msg->addr), &peer) != 0) {
         ucs_diag("pvrdma: ignoring a malformed connection message");
+        ++iface->ud.dgram.dropped;
+        goto out;
+    }
+    /* it must come from the UD QP and GID it names: replies go there, and
+     * channels are found by them */
+    if (!pvrdma_common_ud_from(&iface->ud.dgram, wc, rx,
+                               be32toh(msg->src_ud_qpn), &peer.gid)) {
+        ucs_diag("pvrdma: %s:%d: dropped a connection message (type %d) "
+                 "from UD qp 0x%x claiming qp 0x%x or another GID",
+                 iface->md->dev_name, iface->port_num, msg->hdr.type,
+                 wc->src_qp, be32toh(msg->src_ud_qpn));
         goto out;
     }
 
@@ -490,7 +533,7 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         uct_pvrdma_conn_handle_rep(iface, msg, &peer);
         break;
     case UCT_PVRDMA_CONN_REJ:
-        uct_pvrdma_conn_handle_rej(iface, msg);
+        uct_pvrdma_conn_handle_rej(iface, msg, &peer);
         break;
     case UCT_PVRDMA_CONN_DISC:
         uct_pvrdma_conn_handle_disc(iface, msg, &peer);
@@ -551,6 +594,12 @@ ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
         return (ret == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
     }
 
+    /* tests/bed/stray.sh aims its stray datagrams with this line */
+    ucs_debug("pvrdma: %s:%d: iface %p: connection QP 0x%x (Q_Key 0x%x, "
+              "messages of %zu B, version %d)", iface->md->dev_name,
+              iface->port_num, iface, iface->ud.dgram.qp->qp_num,
+              UCT_PVRDMA_UD_QKEY, sizeof(uct_pvrdma_conn_msg_t),
+              UCT_PVRDMA_CONN_VERSION);
     iface->cq_budget   -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     iface->rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     return UCS_OK;

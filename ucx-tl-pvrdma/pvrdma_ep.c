@@ -340,6 +340,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->peer_gid    = remote.gid;
     self->peer_lid    = remote.lid;
     self->peer_ud_qpn = uct_pvrdma_iface_addr_qpn(params->iface_addr);
+    uct_pvrdma_iface_addr_secret(params->iface_addr, self->peer_secret);
     self->state       = UCT_PVRDMA_EP_CONNECTING;
     self->status      = UCS_OK;
     self->fence       = 0;

@@ -210,8 +210,12 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
 /*  Query and addresses                                                    */
 /* ----------------------------------------------------------------------- */
 
+/* The secret reaches peers only through UCP's address exchange (the job's
+ * out-of-band channel): a connection message without it is dropped
+ * (common/ud.c). */
 typedef struct uct_pvrdma_iface_addr {
     uint8_t  ud_qpn[4];     /* big-endian */
+    uint8_t  secret[PVRDMA_COMMON_UD_SECRET_LEN];
 } UCS_S_PACKED uct_pvrdma_iface_addr_t;
 
 
@@ -356,7 +360,15 @@ static ucs_status_t uct_pvrdma_iface_get_address(uct_iface_h tl_iface,
     uint32_t qpn                  = htonl(iface->ud.dgram.qp->qp_num);
 
     memcpy(iaddr->ud_qpn, &qpn, sizeof(qpn));
+    memcpy(iaddr->secret, iface->ud.dgram.secret, sizeof(iaddr->secret));
     return UCS_OK;
+}
+
+
+void uct_pvrdma_iface_addr_secret(const uct_iface_addr_t *addr, uint8_t *secret)
+{
+    memcpy(secret, ((const uct_pvrdma_iface_addr_t*)addr)->secret,
+           PVRDMA_COMMON_UD_SECRET_LEN);
 }
 
 
@@ -717,8 +729,10 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     ucs_log((self->ud.dgram.dropped > 0) ? UCS_LOG_LEVEL_DIAG :
                                            UCS_LOG_LEVEL_DEBUG,
             "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
-            "dropped (failed receive, malformed or wrong version)",
-            self->md->dev_name, self->port_num, self, self->ud.dgram.dropped);
+            "dropped (%" PRIu64 " without our secret, %" PRIu64 " not from "
+            "the address they claim)", self->md->dev_name, self->port_num,
+            self, self->ud.dgram.dropped, self->ud.dgram.forged,
+            self->ud.dgram.spoofed);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);

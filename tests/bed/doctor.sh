@@ -250,4 +250,7 @@ rm -rf "$FIX"
 # peer death over both transports, on this boot (it takes node2's link
 # down too): tests/bed/faults.sh
 bash "$(dirname "$0")/faults.sh" || BED_FAILED=1
+# stray and forged datagrams at the connection QPs while jobs run (issue
+# 18): tests/bed/stray.sh, on this boot too
+bash "$(dirname "$0")/stray.sh" || BED_FAILED=1
 bed_summary

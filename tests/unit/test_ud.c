@@ -19,23 +19,42 @@ static void test_msg_check(void)
     struct msg *m = (struct msg *)(rx + PVRDMA_COMMON_UD_GRH_LEN);
     const uint32_t full = sizeof(rx);
 
-    CHECK_EQ(sizeof(struct pvrdma_common_ud_hdr), 4);
+    CHECK_EQ(sizeof(struct pvrdma_common_ud_hdr), 4 + PVRDMA_COMMON_UD_SECRET_LEN);
     memset(rx, 0, sizeof(rx));
     m->hdr.type    = 1;
     m->hdr.version = 3;
     /* the message starts after the GRH area */
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3) == m);
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL) == m);
     /* longer than ours (another sender's bigger format): still only ours */
-    CHECK(pvrdma_common_ud_msg_check(rx, full + 16, sizeof(*m), 3) == m);
+    CHECK(pvrdma_common_ud_msg_check(rx, full + 16, sizeof(*m), 3, NULL) == m);
     /* one byte short, only a GRH, nothing at all */
-    CHECK(pvrdma_common_ud_msg_check(rx, full - 1, sizeof(*m), 3) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, full - 1, sizeof(*m), 3, NULL) == NULL);
     CHECK(pvrdma_common_ud_msg_check(rx, PVRDMA_COMMON_UD_GRH_LEN, sizeof(*m),
-                                     3) == NULL);
-    CHECK(pvrdma_common_ud_msg_check(rx, 0, sizeof(*m), 3) == NULL);
+                                     3, NULL) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, 0, sizeof(*m), 3, NULL) == NULL);
     /* another version of the format (older peer, other plugin, noise) */
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 2) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 2, NULL) == NULL);
+    /* the receiver's secret: only its own passes */
+    {
+        uint8_t secret[PVRDMA_COMMON_UD_SECRET_LEN], other[sizeof(secret)];
+
+        CHECK_EQ(pvrdma_common_random_bytes(secret, sizeof(secret)), 0);
+        CHECK_EQ(pvrdma_common_random_bytes(other, sizeof(other)), 0);
+        CHECK(memcmp(secret, other, sizeof(secret)) != 0);
+        memcpy(m->hdr.auth, secret, sizeof(secret));
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == m);
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, other) == NULL);
+        /* one bit off, anywhere, is a stranger */
+        for (size_t i = 0; i < sizeof(secret); ++i) {
+            m->hdr.auth[i] ^= 0x80;
+            CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == NULL);
+            m->hdr.auth[i] ^= 0x80;
+        }
+        memset(m->hdr.auth, 0, sizeof(secret));
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == NULL);
+    }
     m->hdr.version = 0xff;
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL) == NULL);
 }
 
 static void test_ah_attr(void)
