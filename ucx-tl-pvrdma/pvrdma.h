@@ -138,6 +138,7 @@ typedef struct uct_pvrdma_iface_config {
     unsigned                   rnr_retry;      /**< RNR retries (7 = inf) */
     double                     conn_timeout;   /**< seconds */
     double                     conn_retry;     /**< seconds */
+    unsigned                   conn_pending_max; /**< unconfirmed chans */
     double                     keepalive;      /**< seconds, 0 off */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
@@ -366,9 +367,16 @@ struct uct_pvrdma_chan {
     union ibv_gid              peer_gid;
     uint32_t                   peer_ud_qpn;
     uint64_t                   conn_id;
+    uint16_t                   peer_lid;
     uint8_t                    peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< from its REQ */
     uint8_t                    rep[128];    /**< reply, resent on dup REQ */
     unsigned                   rep_len;
+    /* until the requester confirms (RTU, or anything received on the QP):
+     * the reply is resent every CONN_RETRY, and the channel is closed
+     * after CONN_TIMEOUT (pvrdma_conn.c) */
+    int                        unconfirmed;
+    ucs_time_t                 deadline;
+    ucs_time_t                 next_rep;
 };
 
 
@@ -484,6 +492,10 @@ struct uct_pvrdma_iface {
     } op_count;
 
     unsigned                   num_connecting;
+    unsigned                   num_unconfirmed; /**< chans not confirmed */
+    uint64_t                   chans_reaped;    /**< closed unconfirmed */
+    uint64_t                   reqs_capped;     /**< requests dropped at
+                                                     CONN_PENDING_MAX */
     uint64_t                   conn_seq;
     ucs_time_t                 stall_since;    /**< 0, or when progress
                                                     began to find nothing
@@ -515,6 +527,7 @@ struct uct_pvrdma_iface {
         size_t                 max_get_zcopy;
         ucs_time_t             conn_timeout;
         ucs_time_t             conn_retry;
+        unsigned               conn_pending_max;
         ucs_time_t             keepalive;   /**< 0: off */
         int                    credit_imm;
     } config;
@@ -622,6 +635,7 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
 ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan);
 
 /* pvrdma_chan.c */
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,

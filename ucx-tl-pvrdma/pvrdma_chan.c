@@ -177,6 +177,7 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
 
     uct_pvrdma_chan_unpair_ep(chan);
     uct_pvrdma_chan_set_short(chan, 0);
+    uct_pvrdma_conn_chan_confirmed(chan); /* not counted as pending now */
     ucs_list_del(&chan->list);
     --iface->num_chans;
     uct_pvrdma_iface_qp_remove(iface, &chan->txq);
@@ -260,6 +261,10 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
         return;
     }
     desc->chan = NULL;
+    if (ucs_unlikely(chan->unconfirmed)) {
+        /* the requester connected: it sent on the QP */
+        uct_pvrdma_conn_chan_confirmed(chan);
+    }
 
     data   = UCS_PTR_BYTE_OFFSET(desc, iface->rx_payload_offset);
     length = wc->byte_len;

@@ -22,8 +22,14 @@
  *                              send/recv-only (either end has no WRITE)
  *   REJ   iface -> requester:  the connection cannot be accepted
  *   DISC  requester -> iface:  the ep was destroyed, free the channel
+ *   RTU   requester -> iface:  the ep is connected to the channel (sent
+ *                              for every REP of a live ep)
  * A REQ is resent every CONN_RETRY until REP/REJ or CONN_TIMEOUT; the
- * passive side answers duplicates with the saved REP.
+ * passive side answers duplicates with the saved REP.  A channel is
+ * unconfirmed until an RTU or its first receive arrives: meanwhile its REP
+ * is resent every CONN_RETRY, and after CONN_TIMEOUT it is closed (its
+ * requester died, or its DISC was lost); at most CONN_PENDING_MAX
+ * channels are unconfirmed at a time, requests beyond wait unanswered.
  */
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
@@ -31,7 +37,8 @@
 
 #define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
 #define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
-#define UCT_PVRDMA_CONN_VERSION  4  /* 2: ep_tag, 3: common header, 4: secrets */
+#define UCT_PVRDMA_CONN_VERSION  5  /* 2: ep_tag, 3: common header, 4: secrets,
+                                       5: RTU */
 /* credits a peer can grant: at most a receive queue (larger is not ours) */
 #define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
 
@@ -40,7 +47,8 @@ enum {
     UCT_PVRDMA_CONN_REQ  = 1,
     UCT_PVRDMA_CONN_REP  = 2,
     UCT_PVRDMA_CONN_REJ  = 3,
-    UCT_PVRDMA_CONN_DISC = 4
+    UCT_PVRDMA_CONN_DISC = 4,
+    UCT_PVRDMA_CONN_RTU  = 5
 };
 
 
@@ -201,21 +209,28 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
 }
 
 
-void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
+/* DISC or RTU of an ep to its peer's iface */
+static void uct_pvrdma_conn_send_ep_msg(uct_pvrdma_ep_t *ep, uint8_t type)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
     uct_pvrdma_conn_msg_t msg;
 
-    uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_DISC, ep->conn_id);
+    uct_pvrdma_conn_msg_init(iface, &msg, type, ep->conn_id);
     uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
     uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
 }
 
 
-void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
+void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
 {
-    ucs_time_t now = ucs_get_time();
+    uct_pvrdma_conn_send_ep_msg(ep, UCT_PVRDMA_CONN_DISC);
+}
+
+
+static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
+                                         ucs_time_t now)
+{
     char gid_str[64];
     uct_pvrdma_ep_t *ep;
 
@@ -247,6 +262,67 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
 }
 
 
+/* Passive channels the requester has not confirmed: reply again, or close
+ * them after CONN_TIMEOUT */
+static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
+                                           ucs_time_t now)
+{
+    uct_pvrdma_chan_t *chan, *tmp;
+    struct ibv_ah *ah;
+    char gid_str[64];
+
+    ucs_list_for_each_safe(chan, tmp, &iface->chans, list) {
+        if (!chan->unconfirmed) {
+            continue;
+        }
+
+        if (now >= chan->deadline) {
+            ucs_diag("pvrdma: %s:%d: closing the connection on qp 0x%x that "
+                     "%s UD qp 0x%x requested: not confirmed within "
+                     "UCX_PVRDMA_CONN_TIMEOUT (%.1f s)", iface->md->dev_name,
+                     iface->port_num, chan->txq.qp->qp_num,
+                     pvrdma_common_gid_str(&chan->peer_gid, gid_str,
+                                           sizeof(gid_str)),
+                     chan->peer_ud_qpn,
+                     ucs_time_to_sec(iface->config.conn_timeout));
+            ++iface->chans_reaped;
+            uct_pvrdma_chan_destroy(chan);
+        } else if (now >= chan->next_rep) {
+            /* a live requester answers it with an RTU */
+            chan->next_rep = now + iface->config.conn_retry;
+            ah = uct_pvrdma_ud_get_ah(iface, &chan->peer_gid, chan->peer_lid);
+            if (ah != NULL) {
+                uct_pvrdma_ud_send(iface, ah, chan->peer_ud_qpn,
+                                   chan->peer_secret, (void*)chan->rep);
+            }
+        }
+    }
+}
+
+
+void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
+{
+    ucs_time_t now = ucs_get_time();
+
+    if (iface->num_unconfirmed > 0) {
+        uct_pvrdma_conn_progress_chans(iface, now);
+    }
+    if (iface->num_connecting > 0) {
+        uct_pvrdma_conn_progress_eps(iface, now);
+    }
+}
+
+
+void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan)
+{
+    if (chan->unconfirmed) {
+        chan->unconfirmed = 0;
+        --chan->iface->num_unconfirmed;
+    }
+}
+
+
+/* The ep that sent the REQ of @p conn_id, connecting or connected */
 static uct_pvrdma_ep_t *uct_pvrdma_conn_find_ep(uct_pvrdma_iface_t *iface,
                                                 uint64_t conn_id)
 {
@@ -254,11 +330,32 @@ static uct_pvrdma_ep_t *uct_pvrdma_conn_find_ep(uct_pvrdma_iface_t *iface,
 
     ucs_list_for_each(ep, &iface->eps, list) {
         if ((ep->conn_id == conn_id) &&
-            (ep->state == UCT_PVRDMA_EP_CONNECTING)) {
+            ((ep->state == UCT_PVRDMA_EP_CONNECTING) ||
+             (ep->state == UCT_PVRDMA_EP_CONNECTED) ||
+             (ep->state == UCT_PVRDMA_EP_CONNECTED_SR))) {
             return ep;
         }
     }
     return NULL;
+}
+
+
+/* A REP/REJ must come from the iface the ep asked; counted if not */
+static int uct_pvrdma_conn_from_peer(uct_pvrdma_iface_t *iface,
+                                     uct_pvrdma_ep_t *ep,
+                                     const uct_pvrdma_conn_msg_t *msg,
+                                     const struct pvrdma_common_addr_info *peer)
+{
+    if ((be32toh(msg->src_ud_qpn) == ep->peer_ud_qpn) &&
+        !memcmp(&peer->gid, &ep->peer_gid, sizeof(peer->gid))) {
+        return 1;
+    }
+    ucs_diag("pvrdma: %s:%d: dropped a reply for ep %p from UD qp 0x%x, not "
+             "the peer it asked (qp 0x%x)", iface->md->dev_name,
+             iface->port_num, ep, be32toh(msg->src_ud_qpn), ep->peer_ud_qpn);
+    ++iface->ud.dgram.spoofed;
+    ++iface->ud.dgram.dropped;
+    return 0;
 }
 
 
@@ -273,17 +370,12 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
     ucs_status_t status;
     int ret;
 
-    if (ep == NULL) {
-        return; /* duplicate reply, or the ep is gone */
+    if ((ep == NULL) || !uct_pvrdma_conn_from_peer(iface, ep, msg, peer)) {
+        return; /* the ep is gone: its channel is closed unconfirmed */
     }
-    if ((be32toh(msg->src_ud_qpn) != ep->peer_ud_qpn) ||
-        memcmp(&peer->gid, &ep->peer_gid, sizeof(peer->gid))) {
-        ucs_diag("pvrdma: %s:%d: dropped a reply for ep %p from UD qp 0x%x, "
-                 "not the peer it asked (qp 0x%x)", iface->md->dev_name,
-                 iface->port_num, ep, be32toh(msg->src_ud_qpn),
-                 ep->peer_ud_qpn);
-        ++iface->ud.dgram.spoofed;
-        ++iface->ud.dgram.dropped;
+    if (ep->state != UCT_PVRDMA_EP_CONNECTING) {
+        /* our RTU was lost, or the peer asks again: confirm again */
+        uct_pvrdma_conn_send_ep_msg(ep, UCT_PVRDMA_CONN_RTU);
         return;
     }
 
@@ -330,6 +422,7 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
               send_only ? ", send/recv only (credits by SEND, no PUT)" : "");
 
     uct_pvrdma_ep_pair_chan(ep);
+    uct_pvrdma_conn_send_ep_msg(ep, UCT_PVRDMA_CONN_RTU);
 
     /* requests queued while connecting can go now */
     if (!ucs_queue_is_empty(&ep->pending) && !ep->in_pending_list) {
@@ -345,8 +438,8 @@ static void uct_pvrdma_conn_handle_rej(uct_pvrdma_iface_t *iface,
 {
     uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
 
-    if ((ep != NULL) && (be32toh(msg->src_ud_qpn) == ep->peer_ud_qpn) &&
-        !memcmp(&peer->gid, &ep->peer_gid, sizeof(peer->gid))) {
+    if ((ep != NULL) && (ep->state == UCT_PVRDMA_EP_CONNECTING) &&
+        uct_pvrdma_conn_from_peer(iface, ep, msg, peer)) {
         ucs_error("pvrdma: %s:%d: peer rejected the connection (see its "
                   "log)", iface->md->dev_name, iface->port_num);
         uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
@@ -404,6 +497,16 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         return;
     }
 
+    if (iface->num_unconfirmed >= iface->config.conn_pending_max) {
+        /* its sender resends it; by then some are confirmed or closed */
+        ucs_debug("pvrdma: %s:%d: %u accepted connections unconfirmed "
+                  "(UCX_PVRDMA_CONN_PENDING_MAX): request not answered",
+                  iface->md->dev_name, iface->port_num,
+                  iface->num_unconfirmed);
+        ++iface->reqs_capped;
+        return;
+    }
+
     if (pvrdma_common_addr_check_compat(&iface->dev_info, peer, err,
                                         sizeof(err)) != 0) {
         ucs_error("pvrdma: %s:%d: rejecting a connection: %s",
@@ -440,8 +543,13 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     }
 
     chan->peer_gid     = peer->gid;
+    chan->peer_lid     = peer->lid;
     chan->peer_ud_qpn  = ud_qpn;
     chan->conn_id      = conn_id;
+    chan->unconfirmed  = 1;
+    chan->next_rep     = ucs_get_time() + iface->config.conn_retry;
+    chan->deadline     = ucs_get_time() + iface->config.conn_timeout;
+    ++iface->num_unconfirmed;
     chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
     chan->peer_ep_tag  = be16toh(req->ep_tag);
     memcpy(chan->peer_secret, req->reply_secret, sizeof(chan->peer_secret));
@@ -466,17 +574,22 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 }
 
 
+/* DISC (the ep is gone: free its channel) or RTU (it is connected) */
 static void
-uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
-                            const uct_pvrdma_conn_msg_t *msg,
-                            const struct pvrdma_common_addr_info *peer)
+uct_pvrdma_conn_handle_ep_msg(uct_pvrdma_iface_t *iface,
+                              const uct_pvrdma_conn_msg_t *msg,
+                              const struct pvrdma_common_addr_info *peer)
 {
     uct_pvrdma_chan_t *chan;
 
     chan = uct_pvrdma_conn_find_chan(iface, &peer->gid,
                                      be32toh(msg->src_ud_qpn),
                                      be64toh(msg->conn_id));
-    if (chan != NULL) {
+    if (chan == NULL) {
+        return;
+    } else if (msg->hdr.type == UCT_PVRDMA_CONN_RTU) {
+        uct_pvrdma_conn_chan_confirmed(chan);
+    } else {
         ucs_debug("pvrdma: peer closed connection on qp 0x%x",
                   chan->txq.qp->qp_num);
         uct_pvrdma_chan_destroy(chan);
@@ -536,7 +649,8 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         uct_pvrdma_conn_handle_rej(iface, msg, &peer);
         break;
     case UCT_PVRDMA_CONN_DISC:
-        uct_pvrdma_conn_handle_disc(iface, msg, &peer);
+    case UCT_PVRDMA_CONN_RTU:
+        uct_pvrdma_conn_handle_ep_msg(iface, msg, &peer);
         break;
     default:
         ucs_diag("pvrdma: ignoring connection message of type %d",

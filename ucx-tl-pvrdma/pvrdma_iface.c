@@ -168,6 +168,16 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
      UCS_CONFIG_TYPE_TIME},
 
+    {"CONN_PENDING_MAX", "256",
+     "Accepted connections whose requester has not yet confirmed them that\n"
+     "an iface keeps at a time; requests beyond are not answered (their\n"
+     "senders resend them). A connection still unconfirmed after\n"
+     "CONN_TIMEOUT (its requester died, or destroyed its endpoint and the\n"
+     "disconnect was lost) is closed and its receive buffers and completion\n"
+     "queue entries freed.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, conn_pending_max),
+     UCS_CONFIG_TYPE_UINT},
+
     {"MAX_GET_ZCOPY", "256k",
      "Largest single RDMA READ; UCP splits larger GETs into several. Large\n"
      "READs answered in one burst lose packets on slow or emulated links and\n"
@@ -733,6 +743,15 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
             "the address they claim)", self->md->dev_name, self->port_num,
             self, self->ud.dgram.dropped, self->ud.dgram.forged,
             self->ud.dgram.spoofed);
+    /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
+    ucs_log(((self->chans_reaped > 0) || (self->reqs_capped > 0)) ?
+            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
+            "pvrdma: %s:%d: iface %p: %" PRIu64 " accepted connections "
+            "closed unconfirmed after UCX_PVRDMA_CONN_TIMEOUT, %" PRIu64
+            " connection requests not answered at "
+            "UCX_PVRDMA_CONN_PENDING_MAX (%u)", self->md->dev_name,
+            self->port_num, self, self->chans_reaped, self->reqs_capped,
+            self->config.conn_pending_max);
     kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);

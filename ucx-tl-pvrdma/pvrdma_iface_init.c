@@ -109,6 +109,8 @@ uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
                                           1e-3, 1e9);
     bad |= uct_pvrdma_config_out_of_range("CONN_RETRY", config->conn_retry,
                                           1e-3, 1e9);
+    bad |= uct_pvrdma_config_out_of_range("CONN_PENDING_MAX",
+                                          config->conn_pending_max, 1, 65536);
     bad |= uct_pvrdma_config_out_of_range("KEEPALIVE", config->keepalive,
                                           0, 1e9);
     if ((config->path_mtu != 0) &&
@@ -213,6 +215,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
     iface->config.conn_timeout  = ucs_time_from_sec(config->conn_timeout);
     iface->config.keepalive     = ucs_time_from_sec(config->keepalive);
     iface->config.conn_retry    = ucs_time_from_sec(config->conn_retry);
+    iface->config.conn_pending_max = config->conn_pending_max;
     iface->config.credit_imm    = config->credit_imm;
 
     if (iface->config.seg_size > iface->profile.max_msg_size) {

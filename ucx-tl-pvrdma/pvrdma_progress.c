@@ -339,7 +339,8 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     }
 
 out:
-    if (ucs_unlikely(iface->num_connecting > 0)) {
+    if (ucs_unlikely((iface->num_connecting > 0) ||
+                     (iface->num_unconfirmed > 0))) {
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {

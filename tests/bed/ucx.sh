@@ -292,6 +292,49 @@ if conn_pair "$name" 600 "UCX_LOG_LEVEL=debug" "" -c 1000; then
     fi
 fi
 
+# unconfirmed_counts LOG: "REAPED CAPPED" from the transport's close line
+unconfirmed_counts() {
+    sed -nE 's/.*iface [^ ]+: ([0-9]+) accepted connections closed unconfirmed after UCX_PVRDMA_CONN_TIMEOUT, ([0-9]+) connection requests not answered at UCX_PVRDMA_CONN_PENDING_MAX.*/\1 \2/p' "$1" | tail -n 1
+}
+# The churn's 1000 connections were all confirmed (RTU) or closed (DISC):
+# none of a live client may have been closed as unconfirmed.
+name="uct conn: churn, 1000 connections opened and closed"
+if want "$name"; then
+    v=$(unconfirmed_counts "$(log_name "$name").server")
+    [ "$v" = "0 0" ] && pass "$name: no connection closed unconfirmed, no request left unanswered" ||
+        fail "$name: connections closed unconfirmed" "closed/unanswered '$v', expected '0 0' (log: $(log_name "$name").server)"
+fi
+# Issue 18: a client that sends 20 connection requests and dies before it
+# reads a reply (no confirmation, no disconnect) must not keep the server's
+# resources: with CONN_PENDING_MAX=8 the server accepts 8 and leaves the
+# others unanswered, closes the 8 after CONN_TIMEOUT (5 s), and a live
+# client that asks meanwhile is connected once there is room (its 4
+# endpoints retry every second) and its bursts arrive intact.
+name="uct conn: abandoned connections closed, at most CONN_PENDING_MAX"
+if want "$name"; then
+    if [ -x "$CONNBIN" ]; then
+        PORT=$((PORT + 1))
+        slog=$(log_name "$name").server
+        ssh node2 "env $PRELOAD UCX_LOG_LEVEL=diag UCX_PVRDMA_CONN_TIMEOUT=5s UCX_PVRDMA_CONN_PENDING_MAX=8 timeout 150 $CONNBIN -d $DEV -p $PORT -a 20 -e 4 -n 50" >"$slog" 2>&1 &
+        spid=$!
+        check_output "$name: a client abandons 20 requests" 60 '^ok abandoned 20 endpoints' \
+            env "$PRELOAD" "$CONNBIN" -d "$DEV" -p "$PORT" -a 20 node2
+        check_output "$name: a live client connects meanwhile" 120 '^PASSED: ' \
+            env "$PRELOAD" "$CONNBIN" -d "$DEV" -p "$PORT" -e 4 -n 50 node2
+        wait "$spid"
+        v=$(unconfirmed_counts "$slog")
+        if ! grep -q '^PASSED: ' "$slog"; then
+            fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ' | cut -c1-300) (log: $slog)"
+        elif [ -n "$v" ] && [ "${v% *}" = 8 ] && [ "${v#* }" -ge 12 ]; then
+            pass "$name: server closed ${v% *} unconfirmed connections after 5 s, left ${v#* } requests unanswered at the cap of 8"
+        else
+            fail "$name" "closed/unanswered '$v', expected 8 and >= 12 (log: $slog)"
+        fi
+    else
+        fail "$name" "tests/ucx/uct_conn_check.c did not build"
+    fi
+fi
+
 # --- bad input: clear error, no hang ----------------------------------------
 if want "bad input"; then
     check_fails "bad input: unknown device in UCX_NET_DEVICES (UCP)" 120 \

@@ -6,8 +6,9 @@
  *        the shared CQ budget and credits under bursts on many endpoints,
  *        and connection churn (run with the transport preloaded).
  *
- *   server:  uct_conn_check -d DEV -p PORT [-e EPS -n MSGS | -c CYCLES]
+ *   server:  uct_conn_check -d DEV -p PORT [-a ABANDON] [-e EPS -n MSGS | -c CYCLES]
  *   client:  uct_conn_check -d DEV -p PORT [-e EPS -n MSGS | -c CYCLES] HOST
+ *   client:  uct_conn_check -d DEV -p PORT -a ABANDON HOST
  *
  * The two processes open one pvrdma iface each on DEV (e.g. rxe0:1) and
  * exchange its addresses over a TCP socket, then:
@@ -28,6 +29,12 @@
  *   pinned (/proc/self/status VmPin, registered memory) after the first
  *   connection and at the end: "ok pinned: start S kB, end E kB"; the end
  *   may not exceed the start (a leak of receive buffers grows it).
+ * - abandon (-a A): a first client opens A endpoints to the server's iface
+ *   (each sends a connection request) and exits 2 s later without ever
+ *   progressing or closing them: no confirmation, no disconnect, as if it
+ *   died.  The server then runs the burst or churn with a second client as
+ *   above; what became of the abandoned connections the transport says at
+ *   close (tests/bed/ucx.sh reads it).
  *
  * Last line: "PASSED: ..." or "FAILED: ..." (exit 1); UCT errors "uct_conn_check:
  * UCT error: WHAT: STATUS" (exit 2), TCP "uct_conn_check: TCP: ..." (exit 3),
@@ -60,7 +67,7 @@
 
 typedef struct {
     uint64_t magic;
-    uint32_t eps, msgs, cycles;
+    uint32_t eps, msgs, cycles, abandon;
     uint32_t dev_len, iface_len;
     uint8_t  dev_addr[MAX_ADDR];
     uint8_t  iface_addr[MAX_ADDR];
@@ -74,7 +81,7 @@ typedef struct {
 static uct_worker_h worker;
 static uct_iface_h iface;
 static uint64_t test_key;
-static unsigned opt_eps = 16, opt_msgs = 100, opt_cycles;
+static unsigned opt_eps = 16, opt_msgs = 100, opt_cycles, opt_abandon;
 static double stall_limit = 120;
 static double last_move;
 /* server state */
@@ -478,6 +485,20 @@ static void run_churn(const hello_t *peer)
     pin_end = vm_pinned_kb();
 }
 
+/* client -a: connection requests it never follows up */
+static void run_abandon(const hello_t *peer)
+{
+    unsigned i;
+
+    for (i = 0; i < opt_abandon; ++i) {
+        (void)create_ep(peer);
+    }
+    sleep(2);   /* the requests leave; their replies are never read */
+    printf("ok abandoned %u endpoints\n", opt_abandon);
+    fflush(stdout);
+    _exit(0);   /* no ep destroy: no disconnect */
+}
+
 static int pin_verdict(void)
 {
     if (opt_cycles == 0) {
@@ -506,7 +527,7 @@ int main(int argc, char **argv)
     uint64_t result[2], want;
     uct_md_h md;
 
-    while ((c = getopt(argc, argv, "d:p:e:n:c:w:")) != -1) {
+    while ((c = getopt(argc, argv, "d:p:e:n:c:w:a:")) != -1) {
         switch (c) {
         case 'd': dev         = optarg; break;
         case 'p': port        = atoi(optarg); break;
@@ -514,9 +535,10 @@ int main(int argc, char **argv)
         case 'n': opt_msgs    = strtoul(optarg, NULL, 0); break;
         case 'c': opt_cycles  = strtoul(optarg, NULL, 0); break;
         case 'w': stall_limit = atof(optarg); break;
+        case 'a': opt_abandon = strtoul(optarg, NULL, 0); break;
         default:
-            die(4, "usage", "uct_conn_check -d DEV -p PORT [-e EPS -n MSGS | "
-                "-c CYCLES] [-w SEC] [HOST]");
+            die(4, "usage", "uct_conn_check -d DEV -p PORT [-a ABANDON] "
+                "[-e EPS -n MSGS | -c CYCLES] [-w SEC] [HOST]");
         }
     }
     if (opt_cycles > 0) {
@@ -535,6 +557,21 @@ int main(int argc, char **argv)
     hello.eps    = opt_eps;
     hello.msgs   = opt_msgs;
     hello.cycles = opt_cycles;
+    hello.abandon = opt_abandon;
+    if (opt_abandon > 0) {
+        /* the abandoning client first; the server then takes the next */
+        fd = tcp_connect(host, port);
+        xfer(fd, &hello, sizeof(hello), 1);
+        xfer(fd, &peer, sizeof(peer), 0);
+        if ((peer.magic != HELLO_MAGIC) || (peer.abandon != opt_abandon)) {
+            die(4, "usage", "the peer runs with another -a");
+        }
+        if (host != NULL) {
+            run_abandon(&peer);
+        }
+        close(fd);
+        hello.abandon = 0;
+    }
     fd = tcp_connect(host, port);
     xfer(fd, &hello, sizeof(hello), 1);
     xfer(fd, &peer, sizeof(peer), 0);
