@@ -221,7 +221,14 @@ extern mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template;
 int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module);
 int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module);
 void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
+/* Receive buffers go back to the device in WR lists of at least this many
+ * (fewer only where a queue is small: a quarter of it): each ibv_post_recv
+ * / ibv_post_srq_recv is a doorbell, a VM exit on PVRDMA, so reposting per
+ * message would cost one recv doorbell per message, batching 1/16. */
+#define MCA_BTL_PVRDMA_REPOST_BATCH 16
+
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);
+int mca_btl_pvrdma_srq_refill_batched(mca_btl_pvrdma_module_t *module);
 
 /* btl_pvrdma_module.c */
 int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module);

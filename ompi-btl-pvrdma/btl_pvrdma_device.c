@@ -394,15 +394,35 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module)
     }
 }
 
+/* What the SRQ is filled to: the receives the peers were granted and one
+ * repost batch more, so that it never holds fewer than granted while
+ * consumed buffers wait for a whole batch; never beyond its depth, which
+ * the CQ was sized for (common/scale.c) */
+static uint32_t srq_fill_level(const mca_btl_pvrdma_module_t *module)
+{
+    uint32_t level = module->srq_target + MCA_BTL_PVRDMA_REPOST_BATCH;
+
+    return level < module->profile.srq_depth ? level : module->profile.srq_depth;
+}
+
+/* After receives were consumed: refill only once a batch is missing */
+int mca_btl_pvrdma_srq_refill_batched(mca_btl_pvrdma_module_t *module)
+{
+    if (module->srq_posted + MCA_BTL_PVRDMA_REPOST_BATCH > srq_fill_level(module)) {
+        return OPAL_SUCCESS;
+    }
+    return mca_btl_pvrdma_srq_refill(module);
+}
+
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_frag_t *head = NULL, *tail = NULL, *frag;
+    uint32_t n = 0, level = srq_fill_level(module);
     struct ibv_recv_wr *bad;
-    uint32_t n = 0;
     int rc;
 
     /* one WR list, one doorbell */
-    while (module->srq_posted + n < module->srq_target) {
+    while (module->srq_posted + n < level) {
         frag = mca_btl_pvrdma_frag_get(&module->recv_frags);
         if (NULL == frag) {
             break;

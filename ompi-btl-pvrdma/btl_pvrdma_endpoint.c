@@ -335,6 +335,21 @@ int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
     return OPAL_SUCCESS;
 }
 
+int mca_btl_pvrdma_endpoint_repost_batched(mca_btl_pvrdma_endpoint_t *ep)
+{
+    /* a quarter of the queue at most: the peer keeps 3/4 of its credits
+     * while consumed buffers wait (their credits go back with them) */
+    uint32_t batch = ep->rx_grant / 4;
+
+    if (batch > MCA_BTL_PVRDMA_REPOST_BATCH) {
+        batch = MCA_BTL_PVRDMA_REPOST_BATCH;
+    }
+    if (ep->repost_count < (batch > 0 ? batch : 1)) {
+        return OPAL_SUCCESS;
+    }
+    return mca_btl_pvrdma_endpoint_repost(ep);
+}
+
 int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep)
 {
     struct ibv_recv_wr *bad;

@@ -114,6 +114,8 @@ int mca_btl_pvrdma_endpoint_connect_qp(mca_btl_pvrdma_endpoint_t *ep,
 
 /** @brief Post the endpoint's queued receive buffers as one WR list. */
 int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep);
+/** Repost once a batch of consumed receives waits (see REPOST_BATCH). */
+int mca_btl_pvrdma_endpoint_repost_batched(mca_btl_pvrdma_endpoint_t *ep);
 
 /**
  * @brief Post a send WR (eager, credit or RDMA) and track it in the ring.

@@ -6,10 +6,11 @@
  *
  * On PVRDMA an ibv_poll_cq that finds nothing still rings a doorbell (a VM
  * exit), so the shared CQ is only polled while it can hold completions:
- * signalled sends are outstanding or receives are posted.  Receive buffers
- * consumed in one poll batch are reposted as one WR list per QP (or one
- * list for the SRQ), and their credits go back to the sender piggybacked
- * on the next message or, when due, in an explicit credit message.
+ * signalled sends are outstanding or receives are posted.  Consumed receive
+ * buffers are reposted as one WR list per QP (or one list for the SRQ) once
+ * MCA_BTL_PVRDMA_REPOST_BATCH of them are waiting, and their credits go
+ * back to the sender piggybacked on the next message or, when due, in an
+ * explicit credit message.
  */
 #include "opal_config.h"
 
@@ -85,7 +86,7 @@ static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
 /** Repost, return credits and restart queued sends for the peers seen. */
 static void finish_batch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t **eps, int n)
 {
-    if (NULL != module->srq && OPAL_ERROR == mca_btl_pvrdma_srq_refill(module)) {
+    if (NULL != module->srq && OPAL_ERROR == mca_btl_pvrdma_srq_refill_batched(module)) {
         mca_btl_pvrdma_error_device(module, "ibv_post_srq_recv", EIO);
         return;
     }
@@ -94,7 +95,7 @@ static void finish_batch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoin
 
         ep->touched = false;
         if (NULL == module->srq) {
-            (void) mca_btl_pvrdma_endpoint_repost(ep);
+            (void) mca_btl_pvrdma_endpoint_repost_batched(ep);
         } else if (ep->srq_consumed > 0) {
             pvrdma_common_credits_consumed(&ep->credits, ep->srq_consumed);
             ep->srq_consumed = 0;

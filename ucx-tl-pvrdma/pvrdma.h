@@ -58,7 +58,9 @@
  *   A connection is send/recv-only when either end is send-only: the
  *   passive side decides (its own WRITE or the requester's flag) and tells
  *   the requester in the CONN_REP.  On such a connection
- *     . credits are returned by SENDs carrying the cumulative count, into
+ *     . credits ride in the AM header where an ep goes the other way
+ *       (pvrdma_credit_imm.c, as in immediate data on WRITE connections);
+ *       the rest are returned by SENDs carrying the cumulative count, into
  *       UCT_PVRDMA_CREDIT_RX_LEN receives the ep keeps posted on its QP;
  *       the channel has at most one credit message in flight and returns at
  *       least RX_QUEUE_LEN / CREDIT_RX_LEN credits with each, which bounds
@@ -266,7 +268,13 @@ typedef enum {
 typedef struct uct_pvrdma_am_hdr {
     uint8_t                    am_id;
     uint8_t                    magic;       /**< UCT_PVRDMA_AM_HDR_MAGIC */
-    uint8_t                    reserved[6]; /**< keeps the payload aligned */
+    uint8_t                    reserved[2]; /**< keeps the payload aligned */
+    uint32_t                   credit_imm;  /**< what the immediate data
+                                                 would carry (network order):
+                                                 credits for the reverse
+                                                 connection and the ep tag
+                                                 (pvrdma_credit_imm.c), or
+                                                 the AM id alone */
 } UCS_S_PACKED uct_pvrdma_am_hdr_t;
 
 #define UCT_PVRDMA_AM_HDR_MAGIC    0xa5

@@ -83,19 +83,24 @@ static int uct_pvrdma_same_peer(const uct_pvrdma_ep_t *ep,
 }
 
 
-/* The ep sends with immediate data (not send/recv only) and is free. */
+/* The ep is connected (its AMs carry the immediate's word in immediate
+ * data, or on a send/recv-only connection in their header) and free. */
 static int uct_pvrdma_ep_can_carry(const uct_pvrdma_ep_t *ep)
 {
-    return (ep->state == UCT_PVRDMA_EP_CONNECTED) && (ep->rev_chan == NULL);
+    return ((ep->state == UCT_PVRDMA_EP_CONNECTED) ||
+            (ep->state == UCT_PVRDMA_EP_CONNECTED_SR)) &&
+           (ep->rev_chan == NULL);
 }
 
 
-/* The channel's credits go by WRITE (not SEND), its peer gave a tag and
- * what it can owe fits the immediate. */
+/* Its peer gave a tag and what the channel can owe fits the immediate's
+ * field.  (On a send/recv-only connection the credits the AMs do not
+ * carry still go by SEND: the rules of uct_pvrdma_chan_send_credits hold,
+ * each such SEND just returns fewer.) */
 static int uct_pvrdma_chan_can_ride(const uct_pvrdma_chan_t *chan)
 {
     return chan->iface->config.credit_imm && chan->peer_has_tag &&
-           !chan->send_credits && (chan->rev_ep == NULL) &&
+           (chan->rev_ep == NULL) &&
            (chan->rx_len <= PVRDMA_COMMON_IMM_CREDITS_MAX);
 }
 

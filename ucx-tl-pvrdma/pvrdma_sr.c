@@ -10,7 +10,10 @@
  * branch on this mode.  In this mode (see "send/recv-only" in pvrdma.h):
  *  - the iface's ops are swapped for the ones here: AMs carry their id in
  *    a header (uct_pvrdma_am_hdr_t) in front of the payload instead of in
- *    immediate data, and there is no PUT (uct_pvrdma_iface_use_sr_ops);
+ *    immediate data, and with it what the immediate would carry: credits
+ *    for the reverse connection (pvrdma_credit_imm.c), so that a
+ *    request/reply exchange needs no credit SENDs of its own (a doorbell
+ *    each); there is no PUT (uct_pvrdma_iface_use_sr_ops);
  *  - a channel returns credits by a SEND into receives its peer ep keeps
  *    posted, instead of a WRITE into the ep's slot (credit messages);
  *  - a channel finds the AM id of a message in that header
@@ -28,14 +31,18 @@
 /*  Active messages with the id in a header                                */
 /* ----------------------------------------------------------------------- */
 
-/* Write the header in front of the AM's bytes; returns where they go. */
+/* Write the header in front of the AM's bytes, with the credits the ep's
+ * reverse channel owes (taken in @p credits_p, given back by
+ * uct_pvrdma_ep_am_post if the post fails); returns where the bytes go. */
 static UCS_F_ALWAYS_INLINE void *
-uct_pvrdma_sr_am_hdr_fill(uct_pvrdma_tx_desc_t *desc, uint8_t id)
+uct_pvrdma_sr_am_hdr_fill(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc,
+                          uint8_t id, uint32_t *credits_p)
 {
     uct_pvrdma_am_hdr_t *hdr = (uct_pvrdma_am_hdr_t*)(desc + 1);
 
-    hdr->am_id = id;
-    hdr->magic = UCT_PVRDMA_AM_HDR_MAGIC;
+    hdr->am_id      = id;
+    hdr->magic      = UCT_PVRDMA_AM_HDR_MAGIC;
+    hdr->credit_imm = uct_pvrdma_ep_am_imm(ep, id, credits_p);
     memset(hdr->reserved, 0, sizeof(hdr->reserved));
     return hdr + 1;
 }
@@ -52,6 +59,7 @@ ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
     struct ibv_send_wr wr;
     struct ibv_sge sge;
     ucs_status_t status;
+    uint32_t credits;
 
     UCT_CHECK_AM_ID(id);
     UCT_CHECK_LENGTH(sizeof(hdr) + length, 0, iface->config.seg_size,
@@ -61,8 +69,8 @@ ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    uct_am_short_fill_data(uct_pvrdma_sr_am_hdr_fill(desc, id), hdr, payload,
-                           length);
+    uct_am_short_fill_data(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits),
+                           hdr, payload, length);
     sge.addr      = (uintptr_t)(desc + 1);
     sge.length    = sizeof(uct_pvrdma_am_hdr_t) + sizeof(hdr) + length;
     sge.lkey      = desc->lkey;
@@ -72,7 +80,7 @@ ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
     wr.send_flags = 0;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
-    return uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, 0);
+    return uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits, 0);
 }
 
 
@@ -87,6 +95,7 @@ ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
     struct ibv_send_wr wr;
     struct ibv_sge sge;
     ucs_status_t status;
+    uint32_t credits;
     size_t length;
 
     UCT_CHECK_AM_ID(id);
@@ -95,7 +104,7 @@ ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
         return status;
     }
 
-    length = pack_cb(uct_pvrdma_sr_am_hdr_fill(desc, id), arg);
+    length = pack_cb(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits), arg);
     UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "am_bcopy");
     sge.addr      = (uintptr_t)(desc + 1);
     sge.length    = sizeof(uct_pvrdma_am_hdr_t) + length;
@@ -106,7 +115,7 @@ ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
     wr.send_flags = 0;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, 0);
+    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits, 0);
     return (status == UCS_OK) ? (ssize_t)length : status;
 }
 
@@ -125,6 +134,7 @@ ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
     uct_pvrdma_tx_desc_t *desc;
     struct ibv_send_wr wr;
     ucs_status_t status;
+    uint32_t credits;
     size_t length;
 
     UCT_PVRDMA_CHECK_AM_ZCOPY(iface, id, header_length, iov, iovcnt);
@@ -135,7 +145,8 @@ ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
     }
 
     /* the AM header travels in the same SGE as the user header */
-    memcpy(uct_pvrdma_sr_am_hdr_fill(desc, id), header, header_length);
+    memcpy(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits), header,
+           header_length);
     sge[0].addr   = (uintptr_t)(desc + 1);
     sge[0].length = sizeof(uct_pvrdma_am_hdr_t) + header_length;
     sge[0].lkey   = desc->lkey;
@@ -146,7 +157,8 @@ ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
     desc->comp    = comp;
 
     UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
-    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, 0, comp != NULL);
+    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits,
+                                   comp != NULL);
     return (status == UCS_OK) ? UCS_INPROGRESS : status;
 }
 
@@ -201,6 +213,10 @@ uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan, const struct ibv_wc *wc,
     if ((hdr->magic != UCT_PVRDMA_AM_HDR_MAGIC) ||
         (hdr->am_id >= UCT_AM_ID_MAX)) {
         return UCT_AM_ID_MAX;
+    }
+    if (ntohl(hdr->credit_imm) >= UCT_AM_ID_MAX) {
+        /* credits for the reverse connection ride along */
+        uct_pvrdma_chan_credit_imm_rx(chan, ntohl(hdr->credit_imm));
     }
 
     *length_p = wc->byte_len - sizeof(*hdr);

@@ -245,6 +245,15 @@ perftest_pair() {
 # Field N (1-based) of the first result row (a line starting with the size) of a perftest log.
 perftest_field() { awk -v n="$2" '$1 ~ /^[0-9]+$/ && NF >= n { print $n; exit }' "$1"; }
 
+# meter_count FILE NODE KEY: a count of a meter file (scripts/testbed/pvrdma/
+# meter, "nodeK KEY N" lines); KEY may end in * (the sum of those keys); 0
+# when absent.
+meter_count() {
+    awk -v n="$2" -v k="$3" '
+        $1 == n && (k ~ /\*$/ ? index($2, substr(k, 1, length(k) - 1)) == 1 : $2 == k) { s += $3 }
+        END { print s + 0 }' "$1" 2>/dev/null || echo 0
+}
+
 bed_summary() { exit "$BED_FAILED"; }
 
 # ucx_lists LOG COMPONENT TL DEV: true when `ucx_info -d` output in LOG has a

@@ -19,7 +19,11 @@
  * seconds, default 30, then answers: the keepalive's case; the bed takes
  * rank 1's host down or kills it meanwhile and expects the job to end),
  * fork (registered buffers written and sent again after fork() and
- * system(): test_fork).
+ * system(): test_fork) and metered (400 8-byte round trips between ranks 0
+ * and 1): with MPI_CHECK_SPAN_CMD=CMD in rank 0's environment, rank 0 runs
+ * "CMD start" and "CMD stop lat 8" (system(3)) around exactly those
+ * messages, so that the bed's meter (scripts/testbed/pvrdma/meter span)
+ * counts the doorbells they cost.
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
@@ -35,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../common/span_cmd.h"
 #include "../common/test_pattern.h"
 
 static int rank, nprocs;
@@ -683,6 +688,54 @@ static void test_peerwait(void)
     }
 }
 
+/* rank 0: MPI_CHECK_SPAN_CMD's "CMD start" or "CMD stop WHAT SIZE" */
+static void span_cmd(const char *what, int size)
+{
+    const char *cmd = getenv("MPI_CHECK_SPAN_CMD");
+    char line[1024];
+    int ret;
+
+    if ((rank != 0) || (cmd == NULL) || (cmd[0] == '\0')) {
+        return;
+    }
+    ret = span_cmd_run(cmd, what, (size_t)size, line, sizeof(line));
+    if (ret != 0) {
+        fail("'%s' failed (status %d)", line, ret);
+    }
+}
+
+/* metered: 400 round trips of 8 bytes between ranks 0 and 1, each checked,
+ * after 20 that connect and warm up */
+static void test_metered(void)
+{
+    enum { LEN = 8, WARM = 20, N = 400 };
+    unsigned char b[LEN];
+    int peer = 1 - rank;
+    MPI_Status st;
+
+    if (rank > 1) {
+        return;
+    }
+    for (int i = 0; i < WARM + N; ++i) {
+        if (i == WARM) {
+            span_cmd(NULL, 0);
+        }
+        if (rank == 0) {
+            tp_fill(b, LEN, msg_key("metered", i, 0, 1));
+            MPI_Send(b, LEN, MPI_BYTE, 1, 16, MPI_COMM_WORLD);
+        }
+        MPI_Recv(b, LEN, MPI_BYTE, peer, 16, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "metered")) {
+            (void) check(b, LEN, msg_key("metered", i, peer, rank), "metered", i);
+        }
+        if (rank == 1) {
+            tp_fill(b, LEN, msg_key("metered", i, 1, 0));
+            MPI_Send(b, LEN, MPI_BYTE, 0, 16, MPI_COMM_WORLD);
+        }
+    }
+    span_cmd("lat", LEN);
+}
+
 /* ------------------------------------------------------------------ */
 
 struct test {
@@ -699,6 +752,7 @@ static const struct test tests[] = {
     {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
     {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
     {"peerwait", test_peerwait, 1},   {"fork", test_fork, 1},
+    {"metered", test_metered, 1},
 };
 
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */

@@ -6,7 +6,7 @@
  *        bandwidth per message size (transport-agnostic benchmark).
  *
  * Usage: pingpong [--min BYTES] [--max BYTES] [--iters N] [--bw-iters N] [--bidir]
- *                 [--window N] [--window-bytes BYTES]
+ *                 [--window N] [--window-bytes BYTES] [--span-cmd CMD] [--idle S]
  * Output (rank 0), one line per size:
  *   size <bytes> lat_us <median half round trip> bw_MBps <MB/s> avg_us <mean>
  * (the median, like perftest's "typical", so one descheduled iteration on a
@@ -22,18 +22,48 @@
  * size, message number, direction and offset; filling, clearing and checking
  * happen outside the timed spans), so a broken transport cannot report fast
  * numbers and stale data from an earlier message never passes.
+ * --span-cmd CMD: rank 0 runs "CMD start" (system(3)) right before each
+ * size's timed latency loop and "CMD stop lat SIZE" right after it, and the
+ * same around the timed bandwidth windows ("CMD stop bw SIZE"): the bed's
+ * meter (scripts/testbed/pvrdma/meter) counts the device's doorbells of
+ * exactly those messages.  A CMD that fails fails the run.
+ * --idle S: after the sizes, rank 0 waits in MPI_Recv for a message rank 1
+ * sends S seconds after both passed a barrier (span "CMD stop idle S"
+ * around it) and prints "idle_wait_s <seconds waited>": what a rank that
+ * waits for a message costs the host.
  */
+#include <unistd.h>
 #include <mpi.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/span_cmd.h"
 #include "../common/test_pattern.h"
 
 #define MAX_WINDOW 16
 
 static int window = MAX_WINDOW;   /* messages per bandwidth window (this size) */
+static const char *span_cmd;      /* --span-cmd, or NULL */
+static int idle_s;                /* --idle, 0: none */
+
+/* rank 0: "CMD start" or "CMD stop WHAT SIZE"; 1 when it failed */
+static int run_span_cmd(int rank, const char *what, size_t len)
+{
+    char line[1024];
+    int ret;
+
+    if ((span_cmd == NULL) || (rank != 0)) {
+        return 0;
+    }
+    ret = span_cmd_run(span_cmd, what, len, line, sizeof(line));
+    if (ret != 0) {
+        fprintf(stderr, "pingpong: '%s' failed (status %d)\n", line, ret);
+        return 1;
+    }
+    return 0;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -137,6 +167,10 @@ int main(int argc, char **argv)
             bw_iters = atoi(argv[i + 1]);
         } else if (!strcmp(argv[i], "--window")) {
             max_window = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--idle")) {
+            idle_s = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--span-cmd")) {
+            span_cmd = argv[i + 1];
         } else if (!strcmp(argv[i], "--window-bytes")) {
             window_bytes = strtoull(argv[i + 1], NULL, 0);
         } else {
@@ -203,6 +237,7 @@ int main(int argc, char **argv)
         }
         /* each round trip: both ranks send their own message (filled before
          * the timed part), both check what they received after it */
+        bad |= run_span_cmd(rank, NULL, len);
         for (int i = 0; i < n; ++i, ++msg) {
             tp_fill(sbuf, len, msg_key(len, 0, msg, rank));
             t1 = MPI_Wtime();
@@ -217,6 +252,7 @@ int main(int argc, char **argv)
             t_sum += rtt[i];
             bad |= check_msg(rbuf, len, msg_key(len, 0, msg, peer), "latency", msg);
         }
+        bad |= run_span_cmd(rank, "lat", len);
         avg = t_sum / n / 2 * 1e6;
         qsort(rtt, n, sizeof(double), cmp_double);
         lat = rtt[n / 2] / 2 * 1e6;
@@ -226,16 +262,36 @@ int main(int argc, char **argv)
          * measure the steady state, as ib_write_bw does */
         bad |= window_round(rank, peer, len, sbuf, rbuf, req, 0, bidir, &t_bw);
         t_bw = 0;
+        bad |= run_span_cmd(rank, NULL, len);
         for (int i = 0; i < nbw; ++i) {
             bad |= window_round(rank, peer, len, sbuf, rbuf, req, (uint64_t) i + 1, bidir,
                                 &t_bw);
         }
+        bad |= run_span_cmd(rank, "bw", len);
         bw = (double) len * window * nbw / t_bw / 1e6;
         if (rank == 0) {
             printf("size %zu lat_us %.2f bw_MBps %.3f avg_us %.2f window %d\n", len, lat, bw, avg,
                    window);
             fflush(stdout);
         }
+    }
+    if (idle_s > 0 && rank < 2) {
+        unsigned char one = 0;
+        double t0;
+
+        bad |= run_span_cmd(rank, NULL, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0) {
+            t0 = MPI_Wtime();
+            MPI_Recv(&one, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("idle_wait_s %.3f\n", MPI_Wtime() - t0);
+            bad |= one != 0x5a;
+        } else {
+            sleep((unsigned) idle_s);
+            one = 0x5a;
+            MPI_Send(&one, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        }
+        bad |= run_span_cmd(rank, "idle", (size_t) idle_s);
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && bad) {

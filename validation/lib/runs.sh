@@ -44,7 +44,12 @@ run_one() {
         local root=()
         [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
         t0=$(date +%s.%N)
-        ( cd "$dir" && timeout -k 30 "$RUN_TIMEOUT" mpirun "${root[@]}" --hostfile "$hf" -np "$ranks" \
+        # VALIDATION_RUN_WRAPPER: a command (word-split) the mpirun runs
+        # under, told which run it is by VALIDATION_RUN_ID (scripts/bench/
+        # exits meters each OpenFOAM run with it)
+        # shellcheck disable=SC2086
+        ( cd "$dir" && VALIDATION_RUN_ID="$c-$(basename "${t%.conf}")-$r" \
+              timeout -k 30 "$RUN_TIMEOUT" ${VALIDATION_RUN_WRAPPER:-} mpirun "${root[@]}" --hostfile "$hf" -np "$ranks" \
               -x WM_PROJECT_DIR "${mpirun_args[@]}" icoFoam "${par[@]}" -case "$dir" ) >"$log" 2>&1
         rc=$?
         t1=$(date +%s.%N)

@@ -8,15 +8,18 @@
 # every later process's UD send to that GID then fails on rxe ("local QP
 # operation error"). Both transports connect over UD, so only one MPI job per
 # boot could connect. qemu-ah-cache-per-pd.patch keys the cache by PD too.
+# qemu-meter-counters.patch: the meter (issue 19, pvrdma/meter-host) reads
+# doorbells by kind and device commands by code from `info rdma`; the device
+# model only counted all UAR writes and all commands together.
 #
 # The build: Debian's own `qemu` source package of exactly the installed
-# qemu-system-x86 version (scripts/fetch-debian-src.sh), that one patch, and a
+# qemu-system-x86 version (scripts/fetch-debian-src.sh), those patches, and a
 # configure reduced to what the nested node uses (KVM, virtfs, vmxnet3,
 # pvrdma, socket netdev): a few minutes on 2 cores. Firmware comes from the
 # installed Debian packages (-L /usr/share/qemu -L /usr/share/seabios in outer-init).
 # Sourced by tb after module.sh (uses TB_CACHE, TB_DIR, die, info).
 
-TB_PV_QEMU_PATCH=$TB_DIR/pvrdma/qemu-ah-cache-per-pd.patch
+TB_PV_QEMU_PATCHES=("$TB_DIR/pvrdma/qemu-ah-cache-per-pd.patch" "$TB_DIR/pvrdma/qemu-meter-counters.patch")
 # Debian packages the build needs (scripts/setup.sh installs them).
 TB_PV_QEMU_BUILD_DEPS=(meson ninja-build pkg-config dpkg-dev libglib2.0-dev libpixman-1-dev
                        libibverbs-dev librdmacm-dev libibumad-dev libattr1-dev libcap-ng-dev
@@ -35,7 +38,7 @@ tb_pvrdma_qemu_version() {
 tb_pvrdma_qemu_path() {
     local ver sum
     ver=$(tb_pvrdma_qemu_version)
-    sum=$({ cat "$TB_PV_QEMU_PATCH"; echo "${TB_PV_QEMU_CONFIGURE[*]}"; } | md5sum | cut -c1-12)
+    sum=$({ cat "${TB_PV_QEMU_PATCHES[@]}"; echo "${TB_PV_QEMU_CONFIGURE[*]}"; } | md5sum | cut -c1-12)
     echo "$TB_CACHE/pvrdma/qemu-${ver//[:+~]/_}-$sum/qemu-system-x86_64"
 }
 
@@ -52,20 +55,22 @@ tb_pvrdma_qemu_blocker() {
 
 # Builds the patched qemu-system-x86_64 unless cached. Sets TB_PV_QEMU.
 tb_ensure_pvrdma_qemu() {
-    local ver blocker tmp dest
+    local ver blocker tmp dest p
     TB_PV_QEMU=$(tb_pvrdma_qemu_path)
     [ -x "$TB_PV_QEMU" ] && return 0
     blocker=$(tb_pvrdma_qemu_blocker)
     [ -z "$blocker" ] || die "cannot build the bed's QEMU for --pvrdma: $blocker"
     ver=$(tb_pvrdma_qemu_version)
     dest=$(dirname "$TB_PV_QEMU")
-    info "building qemu-system-x86_64 $ver with $(basename "$TB_PV_QEMU_PATCH") for the nested nodes (once, a few minutes)"
+    info "building qemu-system-x86_64 $ver with the bed's patches for the nested nodes (once, a few minutes)"
     mkdir -p "$TB_CACHE/pvrdma"
     tmp=$(mktemp -d "$TB_CACHE/pvrdma/qemu-build.XXXXXX")
     "$TB_DIR/../fetch-debian-src.sh" qemu "$ver" "$tmp/src" ||
         { rm -rf "$tmp"; die "could not obtain Debian's qemu $ver source package"; }
-    patch -d "$tmp/src" -p1 -s <"$TB_PV_QEMU_PATCH" >"$tmp/patch.log" 2>&1 ||
-        { cat "$tmp/patch.log" >&2; rm -rf "$tmp"; die "$(basename "$TB_PV_QEMU_PATCH") does not apply to qemu $ver"; }
+    for p in "${TB_PV_QEMU_PATCHES[@]}"; do
+        patch -d "$tmp/src" -p1 -s <"$p" >"$tmp/patch.log" 2>&1 ||
+            { cat "$tmp/patch.log" >&2; rm -rf "$tmp"; die "$(basename "$p") does not apply to qemu $ver"; }
+    done
     mkdir "$tmp/build"
     ( cd "$tmp/build" && ../src/configure "${TB_PV_QEMU_CONFIGURE[@]}" ) >"$tmp/configure.log" 2>&1 ||
         { tail -n 20 "$tmp/configure.log" >&2; rm -rf "$tmp"; die "configuring qemu $ver failed"; }

@@ -1,0 +1,135 @@
+#!/bin/bash
+# Runs on nested node1 of a 2-node `tb run --pvrdma` session (scripts/bench/
+# exits): what each transport costs the hypervisor, counted by the bed's
+# meter (scripts/testbed/pvrdma/meter: QEMU's pvrdma device model counts the
+# doorbells and device commands of a span). Every row in ONE session.
+# Writes $TB_OUT/exits/results.txt: "ROW KIND KEY VALUE" lines, where KIND is
+# lat8 (8 B ping-pong, per message), bw64k / bw1m (streaming, per message),
+# idle (a rank waiting 1 s in MPI_Recv), run (a whole run: device commands),
+# or "why" (the row could not run: VALUE is the error).
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+. "$TOP/tests/bed/lib.sh"
+. "$TOP/tests/ucx/ucx_lib.sh"
+DEV=vmw_pvrdma0
+LOGDIR=$TB_OUT/exits
+METER=$TOP/scripts/testbed/pvrdma/meter
+mkdir -p "$LOGDIR/spans"
+RES=$LOGDIR/results.txt
+: >"$RES"
+put() { echo "$*" >>"$RES"; echo "exits: $*"; }
+
+# per_msg ROW KIND FILE MSGS: the span's counts per message, per node
+per_msg() {
+    local row=$1 kind=$2 f=$3 n=$4 k key
+    [ -s "$f" ] || { put "$row" "$kind" why "no counts ($f)"; return; }
+    for k in 1 2; do
+        for key in doorbell.qp.send doorbell.qp.recv doorbell.qp.srq doorbell.cq.poll doorbell.cq.arm 'command.*'; do
+            put "$row" "$kind" "node$k.${key%.\*}" "$(meter_count "$f" "node$k" "$key" | awk -v n="$n" '{ printf "%.4f", $1 / n }')"
+        done
+    done
+    put "$row" "$kind" msgs "$n"
+    put "$row" "$kind" seconds "$(meter_count "$f" node1 seconds)"
+}
+
+# why ROW LOG: the first error line of a run that failed
+why() {
+    put "$1" lat8 why "$(grep -m1 -iE 'error|not available|unreachable|failed|abort|no .*component' "$2" | cut -c1-200 | tr -s ' ')"
+}
+
+# --- raw verbs: perftest, the floor ------------------------------------------
+# One WR per call on each side; a whole run is metered (set-up included), so
+# per message the set-up's few commands are spread over the messages.
+for t in "lat8 ib_send_lat -s 8 -n 1000 1000" "bw64k ib_send_bw -s 65536 -n 200 200" "bw1m ib_send_bw -s 1048576 -n 50 50"; do
+    set -- $t
+    kind=$1 tool=$2 n=${!#}
+    log=$LOGDIR/raw.$kind.log
+    if "$METER" --label "raw $kind" --out "$LOGDIR/spans/raw.$kind" -- \
+            bash -c "$(declare -f perftest_pair); perftest_pair $log $tool -d $DEV -I 0 $3 $4 $5 $6" 2>/dev/null; then
+        per_msg raw "$kind" "$LOGDIR/spans/raw.$kind" "$n"
+    else
+        put raw "$kind" why "$(tail -n 2 "$log" | tr '\n' ' ' | cut -c1-200)"
+    fi
+done
+
+# --- MPI: tests/mpi/pingpong with spans around its timed loops ---------------
+# 8 B: 1000 round trips (1000 messages each way); 64 KiB and 1 MiB: windows
+# of 16 one way, each acknowledged by 1 byte; then a 1 s idle wait.
+mpi_ucx_args UCX_OURS pvrdma,self "$DEV:1"
+mpi_ucx_args UCX_STOCK rc_verbs,ud_verbs,self "$DEV:1"
+mpi_row() {  # ROW MPIRUN-ARGS...
+    local row=$1 log
+    shift
+    log=$LOGDIR/mpi_$row.log
+    rm -f "$LOGDIR/spans/$row".*
+    timeout -k 10 400 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/pingpong" \
+        --min 8 --max 8 --iters 1000 --bw-iters 1 --idle 1 \
+        --span-cmd "$METER span $LOGDIR/spans/$row" >"$log" 2>&1 || { why "$row" "$log"; return; }
+    per_msg "$row" lat8 "$LOGDIR/spans/$row.lat.8" 1000
+    per_msg "$row" idle "$LOGDIR/spans/$row.idle.1" \
+        "$(awk '$1 == "idle_wait_s" { print $2 }' "$log")"
+    log=$LOGDIR/mpi_$row.bw.log
+    timeout -k 10 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/pingpong" \
+        --min 65536 --max 1048576 --iters 2 --bw-iters 2 --window-bytes 4194304 \
+        --span-cmd "$METER span $LOGDIR/spans/$row" >"$log" 2>&1 || { why "$row" "$log"; return; }
+    # 64 KiB: 2 windows of 16; 1 MiB: 2 windows of 4 (4 MiB windows)
+    per_msg "$row" bw64k "$LOGDIR/spans/$row.bw.65536" 32
+    per_msg "$row" bw1m "$LOGDIR/spans/$row.bw.1048576" 8
+}
+mpi_row btl --mca pml ob1 --mca btl pvrdma,self
+mpi_row ucx "${UCX_OURS[@]}"
+# Stock UCX as an expert would make it run on PVRDMA: UD's DGID check off
+# (non-Mellanox RoCE), eager only (its rendezvous needs RDMA READ, which this
+# device cannot initiate, and WRITE, which QEMU's model turns into SENDs).
+mpi_row ucxstock "${UCX_STOCK[@]}" -x UCX_RNDV_THRESH=inf
+# Open MPI's openib, the paper's transport: Debian's build has no rdmacm
+# connection manager, which RoCE needs; the row says what it answers.
+mpi_row openib --mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1
+
+# --- UCT: ucx_perftest am_lat / am_bw over uct pvrdma ------------------------
+# A whole run is metered; two lengths, so that the difference is the steady
+# state per message (set-up and warm-up cancel).
+uct_row() {  # KIND TEST SIZE DATA-LAYOUT
+    local kind=$1 test=$2 size=$3 layout=$4 n f a b
+    for n in 200 1200; do
+        f=$LOGDIR/spans/uct.$kind.$n
+        "$METER" --label "uct $kind $n" --out "$f" -- bash -c \
+            "$(declare -f ucx_pair log_name); PORT=$((13800 + n)) LOGDIR=$LOGDIR PRELOAD=$PRELOAD ucx_pair uct.$kind.$n 300 '' -t $test -x pvrdma -d $DEV:1 -s $size -D $layout -n $n -w 0" \
+            2>/dev/null || { put uct "$kind" why "ucx_perftest -t $test failed ($(log_name "uct.$kind.$n"))"; return; }
+    done
+    for k in 1 2; do
+        for key in doorbell.qp.send doorbell.qp.recv doorbell.cq.poll doorbell.cq.arm 'command.*'; do
+            a=$(meter_count "$LOGDIR/spans/uct.$kind.200" "node$k" "$key")
+            b=$(meter_count "$LOGDIR/spans/uct.$kind.1200" "node$k" "$key")
+            put uct "$kind" "node$k.${key%.\*}" "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", (b - a) / 1000 }')"
+        done
+    done
+    put uct "$kind" msgs 1000
+}
+# --- OpenFOAM: the validation harness's t2np2 case, one run per transport ----
+# (the case was built on the machine by scripts/bench/exits; each mpirun runs
+# under the meter through the harness's VALIDATION_RUN_WRAPPER)
+cat >"$LOGDIR/foam-meter.sh" <<EOS
+#!/bin/bash
+exec "$METER" --label "foam \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/foam.\$VALIDATION_RUN_ID" -- "\$@" 2>/dev/null
+EOS
+VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
+    --bed-inner --out "$LOGDIR/foam" --cases t2np2 --transports pvrdma,pvrdma-ucx,ucx-stock,openib \
+    --ranks-per-host 1 --run-timeout 900 --hostfile /run/tb/hostfile >"$LOGDIR/foam.log" 2>&1
+for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib; do
+    f=$LOGDIR/spans/foam.t2np2-${t%%:*}-1 row=${t#*:}
+    st=$(awk -F, -v t="${t%%:*}" '$6 == t { print $9; exit }' "$LOGDIR/foam/results.csv" 2>/dev/null)
+    if [ "$st" != ok ] || [ ! -s "$f" ]; then
+        put "$row" foam why "$(awk -F, -v t="${t%%:*}" '$6 == t { print $9 ": " $13; exit }' "$LOGDIR/foam/results.csv" 2>/dev/null)"
+        continue
+    fi
+    for key in doorbell.qp.send doorbell.qp.recv doorbell.qp.srq doorbell.cq.poll doorbell.cq.arm 'command.*'; do
+        put "$row" foam "all.${key%.\*}" $(( $(meter_count "$f" node1 "$key") + $(meter_count "$f" node2 "$key") ))
+    done
+    put "$row" foam seconds "$(awk -F, -v t="${t%%:*}" '$6 == t { print $10; exit }' "$LOGDIR/foam/results.csv")"
+    put "$row" foam msgs 1
+done
+
+uct_row lat8 am_lat 8 short
+# (an active message is at most one segment, 8 KiB: UCP splits larger ones)
+uct_row bw4k am_bw 4096 bcopy
+echo "exits: done"
