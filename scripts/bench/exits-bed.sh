@@ -68,7 +68,7 @@ mpi_row() {  # ROW MPIRUN-ARGS...
     per_msg "$row" idle "$LOGDIR/spans/$row.idle.1" \
         "$(awk '$1 == "idle_wait_s" { print $2 }' "$log")"
     log=$LOGDIR/mpi_$row.bw.log
-    timeout -k 10 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/pingpong" \
+    timeout -k 10 400 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/pingpong" \
         --min 65536 --max 1048576 --iters 2 --bw-iters 2 --window-bytes 4194304 \
         --span-cmd "$METER span $LOGDIR/spans/$row" >"$log" 2>&1 || { why "$row" "$log"; return; }
     # 64 KiB: 2 windows of 16; 1 MiB: 2 windows of 4 (4 MiB windows)
@@ -114,7 +114,7 @@ exec "$METER" --label "foam \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/foam.\$VAL
 EOS
 VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
     --bed-inner --out "$LOGDIR/foam" --cases t2np2 --transports pvrdma,pvrdma-ucx,ucx-stock,openib \
-    --ranks-per-host 1 --run-timeout 900 --hostfile /run/tb/hostfile >"$LOGDIR/foam.log" 2>&1
+    --ranks-per-host 1 --run-timeout 400 --hostfile /run/tb/hostfile >"$LOGDIR/foam.log" 2>&1
 for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib; do
     f=$LOGDIR/spans/foam.t2np2-${t%%:*}-1 row=${t#*:}
     st=$(awk -F, -v t="${t%%:*}" '$6 == t { print $9; exit }' "$LOGDIR/foam/results.csv" 2>/dev/null)
