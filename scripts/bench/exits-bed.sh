@@ -121,7 +121,7 @@ uct_row() {  # KIND TEST SIZE DATA-LAYOUT
 # under the meter through the harness's VALIDATION_RUN_WRAPPER)
 cat >"$LOGDIR/foam-meter.sh" <<EOS
 #!/bin/bash
-exec "$METER" --label "foam \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/foam.\$VALIDATION_RUN_ID" -- "\$@" 2>/dev/null
+exec "$METER" --label "foam \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/foam.\$VALIDATION_RUN_ID" -- "\$@"
 EOS
 VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
     --bed-inner --out "$LOGDIR/foam" --cases t2np2 --transports pvrdma,pvrdma-ucx,ucx-stock,openib \
