@@ -583,6 +583,11 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->rx_descs_inuse = 0;
     ucs_list_head_init(&self->rx_short_chans);
     self->num_connecting = 0;
+    /* the class is not zeroed (UCS_CLASS_NEW mallocs): a stale count made
+     * every request look capped, and no connection was ever answered */
+    self->num_unconfirmed = 0;
+    self->chans_reaped    = 0;
+    self->reqs_capped     = 0;
     self->stall_since    = 0;
     self->stall_reported = 0;
     self->stall_kicks    = 0;
