@@ -1077,4 +1077,49 @@ const char *pvrdma_common_fork_status_str(enum ibv_fork_status status);
 int pvrdma_common_fork_init(enum pvrdma_common_fork_mode mode, char *why,
                             size_t why_len);
 
+/* ---- waiting without ringing (idle_wait.c) ---------------------------- */
+
+/**
+ * Bounded idle wait.  On PVRDMA an ibv_poll_cq that finds the CQ empty is a
+ * doorbell (a VM exit), so a rank that waits in MPI_Recv rings as many as
+ * its loop can turn.  The policy: while something of ours is in flight, or
+ * for @c spin_us after the CQ last gave a completion, poll on every call;
+ * after that, poll at most once per @c poll_us.  A message that arrives
+ * during the back-off is seen up to @c poll_us late (its latency cost);
+ * the waiting rank rings at most 1e6 / poll_us polls a second.
+ * poll_us 0 turns the policy off.  Times in microseconds (CLOCK_MONOTONIC,
+ * a vDSO read: no VM exit).
+ */
+struct pvrdma_common_idle_wait {
+    uint64_t spin_us;       /**< config: full-speed polling after activity */
+    uint64_t poll_us;       /**< config: then one poll per this, 0 = off */
+    uint64_t quiet_since;   /**< when the CQ last gave something, 0: busy */
+    uint64_t next_poll;     /**< backing off: not before this */
+    uint64_t skipped;       /**< polls not rung (counted at close) */
+};
+
+/** @brief Microseconds on CLOCK_MONOTONIC. */
+uint64_t pvrdma_common_now_us(void);
+
+/** @brief Set up @p w with the two knobs (counters zeroed). */
+void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
+                                  uint64_t spin_us, uint64_t poll_us);
+
+/**
+ * @brief Whether to poll the CQ now.  @p waiting: nothing of ours is in
+ *        flight or queued (only receives can come); otherwise always 1.
+ *        Reads the clock only when @p waiting and the policy is on.
+ */
+int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
+                                 int waiting);
+
+/** @brief The poll found @p n completions: activity restarts the spin. */
+static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait *w,
+                                                 int n)
+{
+    if (n > 0) {
+        w->quiet_since = 0;
+    }
+}
+
 #endif /* PVRDMA_COMMON_H */

@@ -86,6 +86,8 @@ typedef struct mca_btl_pvrdma_component_t {
     int cm_poll_interval;
     int stall_kick_s;       /**< seconds before a stalled send queue is kicked, 0 = off */
     int keepalive_s;        /**< seconds of silence before an idle peer is probed, 0 = off */
+    int idle_spin_us;       /**< idle wait: poll on every call this long after activity */
+    int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
 
     /* fragment lists */
     int free_list_num;
@@ -186,6 +188,9 @@ typedef struct mca_btl_pvrdma_module_t {
     uint64_t watch_next_us;   /**< when the stall watch looks at the send queues next */
     uint64_t stall_kicks;     /**< kicks posted (printed at close) */
     uint64_t keepalives;      /**< keepalive probes posted (printed at close) */
+    /** bounded idle wait (common/idle_wait.c): a rank that only waits for
+     *  receives polls its CQs at most once per btl_pvrdma_idle_poll_interval */
+    struct pvrdma_common_idle_wait idle;
 
     /* RDMA WRs this module posted, printed by mca_btl_pvrdma_finalize ("closed
      * <dev>:<port>: ..."): the bed tests prove from these counts how the

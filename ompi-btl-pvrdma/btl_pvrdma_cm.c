@@ -34,14 +34,6 @@ typedef struct cm_msg_t {
     uint8_t rc_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
 } cm_msg_t;
 
-static uint64_t cm_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex_t *modex)
 {
     mca_btl_pvrdma_cm_t *cm = calloc(1, sizeof(*cm));
@@ -163,7 +155,7 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
 
 static void cm_arm_timer(mca_btl_pvrdma_endpoint_t *ep)
 {
-    ep->cm_deadline_us = cm_now_us() +
+    ep->cm_deadline_us = pvrdma_common_now_us() +
         (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
 }
 
@@ -337,7 +329,7 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
 static void cm_check_timers(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_endpoint_t *ep;
-    uint64_t now = cm_now_us();
+    uint64_t now = pvrdma_common_now_us();
 
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if ((MCA_BTL_PVRDMA_EP_CONNECTING != ep->state &&

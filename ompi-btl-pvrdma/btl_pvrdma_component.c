@@ -228,6 +228,20 @@ static int pvrdma_component_register(void)
             "naming both hosts, instead of waiting for ever in a receive. Costs one "
             "message per silent peer per period (a SEND doorbell here, a receive "
             "repost there). 0: never. Default: 20", NULL, OPAL_INFO_LVL_6, &c->keepalive_s);
+    c->idle_spin_us = 1000;
+    reg_int("idle_spin", "Microseconds a process keeps polling its CQs on every "
+            "progress call after the last completion, while it only waits for "
+            "messages (nothing of its own in flight). Then the idle wait backs off "
+            "to btl_pvrdma_idle_poll_interval. Default: 1000", NULL, OPAL_INFO_LVL_5,
+            &c->idle_spin_us);
+    c->idle_poll_us = 50;
+    reg_int("idle_poll_interval", "Microseconds between CQ polls of a process that "
+            "has waited longer than btl_pvrdma_idle_spin: an empty poll is a doorbell "
+            "(a VM exit) on PVRDMA, so a waiting rank rings at most 1000000 / this "
+            "per second instead of as many as its loop turns; a message arriving "
+            "meanwhile is seen up to this late. 0: poll on every call (lowest "
+            "latency, most exits). Default: 50", NULL, OPAL_INFO_LVL_5,
+            &c->idle_poll_us);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

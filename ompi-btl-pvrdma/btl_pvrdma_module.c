@@ -155,12 +155,14 @@ int mca_btl_pvrdma_deregister_mem(struct mca_btl_base_module_t *btl,
 /* set-up and teardown                                                    */
 
 /** A seconds parameter (0 = off) must not be negative: say which, by name. */
-static bool negative_seconds(const char *name, int value, const char *meaning, int dflt)
+/** @p topic: "negative seconds" or "negative microseconds" (help file) */
+static bool negative_time(const char *topic, const char *name, int value,
+                          const char *meaning, int dflt)
 {
     if (value >= 0) {
         return false;
     }
-    opal_show_help(MCA_BTL_PVRDMA_HELP, "negative seconds", true, name,
+    opal_show_help(MCA_BTL_PVRDMA_HELP, topic, true, name,
                    opal_process_info.nodename, name, value, meaning, dflt);
     return true;
 }
@@ -199,14 +201,26 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                        (unsigned long) MCA_BTL_PVRDMA_MIN_EAGER);
         return OPAL_ERR_BAD_PARAM;
     }
-    if (negative_seconds("btl_pvrdma_stall_kick", mca_btl_pvrdma_component.stall_kick_s,
-                         "how long a peer's send queue may wait for a completion before the "
-                         "BTL posts a kick message to it", 10) ||
-        negative_seconds("btl_pvrdma_keepalive", mca_btl_pvrdma_component.keepalive_s,
-                         "how long a connected peer may stay silent before the BTL probes it",
-                         20)) {
+    if (negative_time("negative seconds", "btl_pvrdma_stall_kick",
+                      mca_btl_pvrdma_component.stall_kick_s,
+                      "how long a peer's send queue may wait for a completion before the "
+                      "BTL posts a kick message to it", 10) ||
+        negative_time("negative seconds", "btl_pvrdma_keepalive",
+                      mca_btl_pvrdma_component.keepalive_s,
+                      "how long a connected peer may stay silent before the BTL probes it",
+                      20) ||
+        negative_time("negative microseconds", "btl_pvrdma_idle_spin",
+                      mca_btl_pvrdma_component.idle_spin_us,
+                      "how long a waiting process polls on every call before it backs off",
+                      1000) ||
+        negative_time("negative microseconds", "btl_pvrdma_idle_poll_interval",
+                      mca_btl_pvrdma_component.idle_poll_us,
+                      "how often a process that waits longer polls its CQs", 50)) {
         return OPAL_ERR_BAD_PARAM;
     }
+    pvrdma_common_idle_wait_init(&module->idle,
+                                 (uint64_t) mca_btl_pvrdma_component.idle_spin_us,
+                                 (uint64_t) mca_btl_pvrdma_component.idle_poll_us);
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
         m->btl_rndv_eager_limit = m->btl_eager_limit;
     }
@@ -425,6 +439,11 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
                                (NULL != module->cm) ? module->cm->ud.forged : 0,
                                (NULL != module->cm) ? module->cm->ud.spoofed : 0);
         mca_btl_pvrdma_print_retries(module);
+        MCA_BTL_PVRDMA_VERBOSE(10, "idle wait on %s:%d: %" PRIu64 " CQ polls not rung "
+                               "(btl_pvrdma_idle_spin %d us, then one poll per "
+                               "btl_pvrdma_idle_poll_interval %d us)",
+                               module->port.dev_name, module->port.port_num,
+                               module->idle.skipped, c->idle_spin_us, c->idle_poll_us);
     }
 
     (void) pvrdma_module_teardown(module);

@@ -178,14 +178,6 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
  *  waiting, before the state is reported (btl_base_verbose 10). */
 #define MCA_BTL_PVRDMA_STALL_REPORT_S 60
 
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /** Say what this process waits for when nothing has moved for a long time
  *  although sends, RDMA or credit returns are waiting: the state a hang
  *  would otherwise hide (an idle rank waiting in MPI_Recv says nothing). */
@@ -337,7 +329,7 @@ static void peer_watch(mca_btl_pvrdma_module_t *module)
         return;
     }
     module->watch_calls = 0;
-    now = now_us();
+    now = pvrdma_common_now_us();
     if (now < module->watch_next_us) {
         return;
     }
@@ -372,13 +364,22 @@ static void stall_watch(mca_btl_pvrdma_module_t *module, int count)
     if (0 != (++module->idle_polls & 0xffff)) {
         return;
     }
-    now = now_us();
+    now = pvrdma_common_now_us();
     if (0 == module->idle_since_us || module->idle_polls == 0x10000) {
         module->idle_since_us = now;
     } else if (now - module->idle_since_us >= MCA_BTL_PVRDMA_STALL_REPORT_S * 1000000ull) {
         module->idle_since_us = now;
         stall_report(module);
     }
+}
+
+/** Nothing of ours in flight, queued, owed or being connected: only
+ *  messages from peers can come (the idle wait may back off). */
+static bool only_waiting(const mca_btl_pvrdma_module_t *module)
+{
+    return 0 == module->sends_outstanding && 0 == module->pending_count &&
+           0 == module->credits_owed_count && 0 == module->connecting_count &&
+           (NULL == module->cm || 0 == module->cm->ud.tx_busy);
 }
 
 int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
@@ -389,6 +390,16 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
         return 0;
     }
     OPAL_THREAD_LOCK(&module->lock);
+    /* The bounded idle wait: a process that only waits for messages polls
+     * both CQs at most once per btl_pvrdma_idle_poll_interval once it has
+     * waited btl_pvrdma_idle_spin (empty polls are VM exits). */
+    if (!pvrdma_common_idle_wait_poll(&module->idle, only_waiting(module))) {
+        if (module->sq_posted > 0 || mca_btl_pvrdma_component.keepalive_s > 0) {
+            peer_watch(module);
+        }
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return 0;
+    }
     if (NULL != module->cm) {
         count += mca_btl_pvrdma_cm_progress(module);
     }
@@ -396,6 +407,7 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
     if (module->sends_outstanding > 0 || module->recvs_posted > 0) {
         count += poll_cq(module);
     }
+    pvrdma_common_idle_wait_found(&module->idle, count);
     if (OPAL_UNLIKELY(module->credits_owed_count > 0)) {
         mca_btl_pvrdma_endpoint_t *ep;
 

@@ -142,6 +142,8 @@ typedef struct uct_pvrdma_iface_config {
     double                     conn_retry;     /**< seconds */
     unsigned                   conn_pending_max; /**< unconfirmed chans */
     double                     keepalive;      /**< seconds, 0 off */
+    double                     idle_spin;      /**< seconds (idle wait) */
+    double                     idle_poll_interval; /**< seconds, 0 off */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
@@ -500,6 +502,9 @@ struct uct_pvrdma_iface {
     } op_count;
 
     unsigned                   num_connecting;
+    /** bounded idle wait (common/idle_wait.c): a worker that only waits
+     *  for messages polls the CQ at most once per IDLE_POLL_INTERVAL */
+    struct pvrdma_common_idle_wait idle;
     unsigned                   num_unconfirmed; /**< chans not confirmed */
     uint64_t                   chans_reaped;    /**< closed unconfirmed */
     uint64_t                   reqs_capped;     /**< requests dropped at

@@ -163,6 +163,21 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      "0 turns it off. Needs RDMA WRITE (not on send/recv-only connections).",
      ucs_offsetof(uct_pvrdma_iface_config_t, keepalive), UCS_CONFIG_TYPE_TIME},
 
+    {"IDLE_SPIN", "1ms",
+     "How long the interface keeps polling its CQ on every progress call\n"
+     "after the last completion while it only waits for messages (nothing of\n"
+     "its own in flight). Then it backs off to IDLE_POLL_INTERVAL.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, idle_spin), UCS_CONFIG_TYPE_TIME},
+
+    {"IDLE_POLL_INTERVAL", "50us",
+     "Time between CQ polls of an interface that has waited longer than\n"
+     "IDLE_SPIN: an empty poll is a doorbell (a VM exit) on PVRDMA, so a\n"
+     "waiting worker rings at most one per this instead of as many as its\n"
+     "loop turns; a message arriving meanwhile is seen up to this late.\n"
+     "0 polls on every call (lowest latency, most exits).",
+     ucs_offsetof(uct_pvrdma_iface_config_t, idle_poll_interval),
+     UCS_CONFIG_TYPE_TIME},
+
     {"CONN_RETRY", "1s",
      "Resend an unanswered connection request after this time.",
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
@@ -738,6 +753,11 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
               self->op_count.rdma_writes, self->op_count.rdma_write_max,
               self->op_count.cq_arms, self->op_count.cq_events,
               self->keepalives);
+    ucs_debug("pvrdma: %s:%d: iface %p idle wait: %" PRIu64 " CQ polls not "
+              "rung (UCX_PVRDMA_IDLE_SPIN %" PRIu64 " us, then one poll per "
+              "UCX_PVRDMA_IDLE_POLL_INTERVAL %" PRIu64 " us)",
+              self->md->dev_name, self->port_num, self, self->idle.skipped,
+              self->idle.spin_us, self->idle.poll_us);
     uct_pvrdma_iface_print_retries(self);
     /* datagrams on the connection QP that failed common's checks: on a
      * fabric shared with other tenants, worth a line when there were any */

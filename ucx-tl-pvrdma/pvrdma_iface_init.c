@@ -113,6 +113,11 @@ uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
                                           config->conn_pending_max, 1, 65536);
     bad |= uct_pvrdma_config_out_of_range("KEEPALIVE", config->keepalive,
                                           0, 1e9);
+    /* idle wait, seconds: at most 1 s between polls */
+    bad |= uct_pvrdma_config_out_of_range("IDLE_SPIN", config->idle_spin,
+                                          0, 1e9);
+    bad |= uct_pvrdma_config_out_of_range("IDLE_POLL_INTERVAL",
+                                          config->idle_poll_interval, 0, 1);
     if ((config->path_mtu != 0) &&
         ((config->path_mtu < 256) || (config->path_mtu > 4096) ||
          !ucs_is_pow2(config->path_mtu))) {
@@ -216,6 +221,9 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
     iface->config.keepalive     = ucs_time_from_sec(config->keepalive);
     iface->config.conn_retry    = ucs_time_from_sec(config->conn_retry);
     iface->config.conn_pending_max = config->conn_pending_max;
+    pvrdma_common_idle_wait_init(&iface->idle,
+                                 (uint64_t)(config->idle_spin * 1e6),
+                                 (uint64_t)(config->idle_poll_interval * 1e6));
     iface->config.credit_imm    = config->credit_imm;
 
     if (iface->config.seg_size > iface->profile.max_msg_size) {

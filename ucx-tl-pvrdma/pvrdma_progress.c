@@ -288,6 +288,18 @@ void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 }
 
 
+/* Nothing of ours is due on the CQ, queued or being connected: only
+ * messages from peers can come (the idle wait may back off) */
+static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
+{
+    return (iface->tx_signaled == 0) && (iface->num_connecting == 0) &&
+           (iface->num_unconfirmed == 0) &&
+           ucs_list_is_empty(&iface->pending_eps) &&
+           ucs_list_is_empty(&iface->deferred_chans) &&
+           ucs_list_is_empty(&iface->rx_short_chans);
+}
+
+
 unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
@@ -320,8 +332,15 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         iface->armed_skips = 0;
     }
 
+    /* the bounded idle wait: only waiting for messages since IDLE_SPIN,
+     * poll at most once per IDLE_POLL_INTERVAL (empty polls are VM exits) */
+    if (!pvrdma_common_idle_wait_poll(&iface->idle,
+                                      uct_pvrdma_iface_only_waiting(iface))) {
+        goto out;
+    }
     iface->cq_armed = 0;
     count = uct_pvrdma_iface_poll_cq(iface);
+    pvrdma_common_idle_wait_found(&iface->idle, count);
     if (count > 0) {
         iface->empty_polls = 0;
         if (safety) {

@@ -23,6 +23,9 @@ mpi_ucx_args() {
            --mca btl self --mca osc ^ucx
            -x "UCX_TLS=$2" -x "UCX_NET_DEVICES=$3" -x UCX_WARN_UNUSED_ENV_VARS=n)
     case ,$2, in *,pvrdma,*) _args+=(-x "LD_PRELOAD=$PVRDMA_UCT_LIB") ;; esac
+    # our transport's knobs set for the whole run (the tier's idle wait)
+    local v
+    for v in $(compgen -e | grep '^UCX_PVRDMA_'); do _args+=(-x "$v"); done
     case ,$2, in *,ud_verbs,*) _args+=(-x UCX_UD_ETH_DGID_CHECK=n) ;; esac
 }
 

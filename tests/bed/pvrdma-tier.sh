@@ -125,6 +125,11 @@ sub_suite() {
 # moves larger messages at well under 1 MB/s on this model, and the UCP tag
 # check below covers 0..1 MiB: UCP's rendezvous and its pipeline; 130 s at 0..4 MiB)
 TIER_MPI_TESTS="p2p allpairs flood allreduce alltoall alltoallv bcast dtype ssend"
+# The idle wait for these jobs: spin 100 ms (longer than a round trip here,
+# so ping-pongs never back off), then one poll per 10 ms: mpi_check
+# metered's 3 s wait in MPI_Recv must ring at most ~100 polls a second after
+# the spin (each empty poll costs ~125 us here: ~8,000 a second without)
+IDLE_SPIN_MS=100 IDLE_POLL_MS=10
 if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
     sub_suite "btl 2x1: p2p
 btl 2x1: run exits 0
@@ -132,6 +137,8 @@ btl: traffic to node2 went over pvrdma (RC QP connected)
 btl 2x1: large messages by send/recv copies (no RDMA op)
 btl 2x1: metered" \
         env BTL_ONLY="2x1" BTL_QUICK=1 BTL_TESTS="$TIER_MPI_TESTS metered" \
+        OMPI_MCA_btl_pvrdma_idle_spin=$((IDLE_SPIN_MS * 1000)) \
+        OMPI_MCA_btl_pvrdma_idle_poll_interval=$((IDLE_POLL_MS * 1000)) \
         MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl" bash "$TOP/tests/bed/btl.sh"
     blog=$(dirname "$LOGDIR")/btl/btl_2x1.log
     if grep -q 'RDMA none (send/recv copies)' "$blog" && grep -q 'arrived as a SEND' "$blog"; then
@@ -149,6 +156,7 @@ mpi pml ucx: UCP endpoints use pvrdma/$DEV:1" \
         env PVRDMA_BED_DEV="$DEV:1" \
         PVRDMA_BED_MPI_ARGS="--quick --max-size 262144 $TIER_MPI_TESTS metered" \
         MPI_CHECK_SPAN_CMD="$METER span $MDIR/ucx" \
+        UCX_PVRDMA_IDLE_SPIN=${IDLE_SPIN_MS}ms UCX_PVRDMA_IDLE_POLL_INTERVAL=${IDLE_POLL_MS}ms \
         PVRDMA_BED_TAG_MAX=1048576 \
         PVRDMA_BED_ONLY='^(ucp tag( 0..1 MiB verified, RDMA READ off.*)?|mpi( pml ucx 2x1| pml ucx: UCP.*)?)$' \
         bash "$TOP/tests/bed/ucx.sh"
@@ -159,8 +167,10 @@ fi
 # node1 and node2, so 400 messages sent and 400 received per node): at
 # most 1 send doorbell and 1/16 recv doorbell per message (receives go
 # back in WR lists), no device command (registration, QP change) in steady
-# state; CQ polls are reported (they follow timing).  What a waiting rank
-# costs is scripts/bench/exits' (not a check: it is a policy, not a bug).
+# state; CQ polls are reported (they follow timing).  Then what a rank
+# waiting 3 s in MPI_Recv rings with the idle wait set as above (the
+# default's rate, 1 ms spin and a poll per 50 us, is scripts/bench/exits':
+# a poll here takes longer than 50 us).
 if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
     for t in btl:"btl pvrdma" ucx:"pml ucx over uct pvrdma"; do
         f=$MDIR/${t%%:*}.lat.8 what=${t#*:}
@@ -180,6 +190,17 @@ if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
                 fail "meter: $what, 8 B messages, node$k: at most 1 send + 1/16 recv doorbell, 0 commands" "$per, $c device commands ($f)"
             fi
         done
+        # rank 0 (node1) waited 3 s in MPI_Recv: the spin (100 ms, at most
+        # ~1,000 polls here) and one poll per 10 ms after it (~300)
+        f=$MDIR/${t%%:*}.idle.8
+        p=$(meter_count "$f" node1 doorbell.cq.poll)
+        if [ ! -s "$f" ]; then
+            fail "meter: $what, a rank waiting 3 s" "no counts ($f)"
+        elif [ "$p" -le 2000 ]; then
+            pass "meter: $what, a rank waiting 3 s (idle spin ${IDLE_SPIN_MS} ms, then a poll per ${IDLE_POLL_MS} ms): $p CQ polls"
+        else
+            fail "meter: $what, a rank waiting 3 s rings at most 2000 CQ polls (idle spin ${IDLE_SPIN_MS} ms, poll interval ${IDLE_POLL_MS} ms)" "$p CQ polls ($f)"
+        fi
     done
 fi
 

@@ -20,9 +20,10 @@
  * rank 1's host down or kills it meanwhile and expects the job to end),
  * fork (registered buffers written and sent again after fork() and
  * system(): test_fork) and metered (400 8-byte round trips between ranks 0
- * and 1): with MPI_CHECK_SPAN_CMD=CMD in rank 0's environment, rank 0 runs
- * "CMD start" and "CMD stop lat 8" (system(3)) around exactly those
- * messages, so that the bed's meter (scripts/testbed/pvrdma/meter span)
+ * and 1, then rank 0 waits 3 s in MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in
+ * rank 0's environment, rank 0 runs "CMD start" and "CMD stop lat 8"
+ * (system(3)) around exactly those messages, and "CMD stop idle 8" around
+ * the wait, so that the bed's meter (scripts/testbed/pvrdma/meter span)
  * counts the doorbells they cost.
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
@@ -705,10 +706,11 @@ static void span_cmd(const char *what, int size)
 }
 
 /* metered: 400 round trips of 8 bytes between ranks 0 and 1, each checked,
- * after 20 that connect and warm up */
+ * after 20 that connect and warm up (span "lat"); then rank 0 waits 3 s in
+ * MPI_Recv (span "idle") */
 static void test_metered(void)
 {
-    enum { LEN = 8, WARM = 20, N = 400 };
+    enum { LEN = 8, WARM = 20, N = 400, IDLE_S = 3 };
     unsigned char b[LEN];
     int peer = 1 - rank;
     MPI_Status st;
@@ -734,6 +736,28 @@ static void test_metered(void)
         }
     }
     span_cmd("lat", LEN);
+
+    /* idle: rank 0 waits in MPI_Recv for a message rank 1 sends IDLE_S
+     * seconds after rank 0's "go" (what a waiting rank costs the host:
+     * the idle wait's bound, btl_pvrdma_idle_* / UCX_PVRDMA_IDLE_*) */
+    span_cmd(NULL, 0);
+    if (rank == 0) {
+        tp_fill(b, LEN, msg_key("metered-go", 0, 0, 1));
+        MPI_Send(b, LEN, MPI_BYTE, 1, 17, MPI_COMM_WORLD);
+        MPI_Recv(b, LEN, MPI_BYTE, 1, 17, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "metered idle")) {
+            (void) check(b, LEN, msg_key("metered-idle", 0, 1, 0), "metered idle", 0);
+        }
+    } else {
+        MPI_Recv(b, LEN, MPI_BYTE, 0, 17, MPI_COMM_WORLD, &st);
+        if (!check_count(&st, LEN, "metered go")) {
+            (void) check(b, LEN, msg_key("metered-go", 0, 0, 1), "metered go", 0);
+        }
+        sleep(IDLE_S);
+        tp_fill(b, LEN, msg_key("metered-idle", 0, 1, 0));
+        MPI_Send(b, LEN, MPI_BYTE, 0, 17, MPI_COMM_WORLD);
+    }
+    span_cmd("idle", LEN);
 }
 
 /* ------------------------------------------------------------------ */
