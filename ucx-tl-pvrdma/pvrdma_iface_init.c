@@ -226,8 +226,17 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                  (uint64_t)(config->idle_poll_interval * 1e6));
     iface->config.credit_imm    = config->credit_imm;
 
+    /* The port's max_msg_sz caps RDMA operations (above), not the eager
+     * segment, as in the BTL: QEMU's device model reports 1 KiB and does
+     * not enforce it (a SEND of 64 KiB works there), and capping to it made
+     * every AM on the nested tier at most 1 KiB (UCP then split messages
+     * eight times as often).  A device that did enforce it fails the send
+     * with a length error, reported, not corrupted. */
     if (iface->config.seg_size > iface->profile.max_msg_size) {
-        iface->config.seg_size = iface->profile.max_msg_size;
+        ucs_diag("pvrdma: %s:%d: segments of %zu B although the port reports "
+                 "max_msg_sz %" PRIu64 " (applied to RDMA operations only)",
+                 iface->md->dev_name, iface->port_num, iface->config.seg_size,
+                 iface->profile.max_msg_size);
     }
     return UCS_OK;
 }
