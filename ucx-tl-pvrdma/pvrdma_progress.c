@@ -305,6 +305,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
     unsigned count            = 0;
     int safety                = 0;
+    int evented               = 0;
 
     /* credits no AM carried since the last call (pvrdma_credit_imm.c) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->deferred_chans))) {
@@ -324,6 +325,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     if (iface->cq_armed && (iface->tx_signaled == 0)) {
         if (uct_pvrdma_iface_cq_event(iface)) {
             iface->event_misses = 0;
+            evented             = 1;
         } else if (++iface->armed_skips < iface->config.idle_polls) {
             goto out;
         } else {
@@ -334,7 +336,8 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 
     /* the bounded idle wait: only waiting for messages since IDLE_SPIN,
      * poll at most once per IDLE_POLL_INTERVAL (empty polls are VM exits) */
-    if (!pvrdma_common_idle_wait_poll(&iface->idle,
+    if (!evented &&
+        !pvrdma_common_idle_wait_poll(&iface->idle,
                                       uct_pvrdma_iface_only_waiting(iface))) {
         goto out;
     }
