@@ -5,6 +5,9 @@
 # and rdma-core provider) with the limits this project designs for, that the
 # nodes reach each other, and measures raw verbs (send/recv) between two nested nodes.
 # Numbers and `ibv_devinfo -v` go to $TB_OUT/logs/pvrdma-tier/.
+# PVRDMA_TIER_DATA=0 / PVRDMA_TIER_SCALE=0 leave out the MPI data checks / the
+# many-peers runs (PVRDMA_TIER_SCALE_RPN ranks per node, default 8); tb passes
+# PVRDMA_* into the guests.
 . "$(dirname "$0")/lib.sh"
 DEV=vmw_pvrdma0
 
@@ -130,7 +133,7 @@ TIER_MPI_TESTS="p2p allpairs flood allreduce alltoall alltoallv bcast dtype ssen
 # metered's 3 s wait in MPI_Recv must ring at most ~100 polls a second after
 # the spin (each empty poll costs ~125 us here: ~8,000 a second without)
 IDLE_SPIN_MS=100 IDLE_POLL_MS=10
-if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
+if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ]; then
     sub_suite "btl 2x1: p2p
 btl 2x1: run exits 0
 btl: traffic to node2 went over pvrdma (RC QP connected)
@@ -171,7 +174,7 @@ fi
 # waiting 3 s in MPI_Recv rings with the idle wait set as above (the
 # default's rate, 1 ms spin and a poll per 50 us, is scripts/bench/exits':
 # a poll here takes longer than 50 us).
-if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_DATA:-1}" = 1 ]; then
+if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ]; then
     for t in btl:"btl pvrdma" ucx:"pml ucx over uct pvrdma"; do
         f=$MDIR/${t%%:*}.lat.8 what=${t#*:}
         [ -s "$f" ] || { fail "meter: $what, 8 B messages" "no counts ($f): the metered test did not run"; continue; }
@@ -213,8 +216,8 @@ fi
 # configuration at this scale is the hosts4 suite's (rxe, 4 x 8), and the
 # CQ-too-small error is tested there too (the same code on any device; here
 # each extra MPI job costs ~3 of CI's minutes).
-if [ "$TB_HOSTS" -ge 2 ] && [ "${TIER_SCALE:-1}" = 1 ]; then
-    R=${TIER_SCALE_RPN:-8}
+if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_SCALE:-1}" = 1 ]; then
+    R=${PVRDMA_TIER_SCALE_RPN:-8}
     S="scale btl ${TB_HOSTS}x$R small CQ"
     U="scale pml ucx ${TB_HOSTS}x$R"
     sub_suite "$S: allpairs
