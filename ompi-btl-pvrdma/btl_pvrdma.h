@@ -86,6 +86,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int cm_poll_interval;
     int stall_kick_s;       /**< seconds before a stalled send queue is kicked, 0 = off */
     int keepalive_s;        /**< seconds of silence before an idle peer is probed, 0 = off */
+    int idle_wait;          /**< tri-state: auto = on for PVRDMA devices */
     int idle_spin_us;       /**< idle wait: poll on every call this long after activity */
     int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
 

@@ -228,6 +228,12 @@ static int pvrdma_component_register(void)
             "naming both hosts, instead of waiting for ever in a receive. Costs one "
             "message per silent peer per period (a SEND doorbell here, a receive "
             "repost there). 0: never. Default: 20", NULL, OPAL_INFO_LVL_6, &c->keepalive_s);
+    c->idle_wait = MCA_BTL_PVRDMA_TRI_AUTO;
+    reg_int("idle_wait", "Bounded idle wait (btl_pvrdma_idle_spin, "
+            "btl_pvrdma_idle_poll_interval): auto (on for PVRDMA devices, where an "
+            "empty CQ poll is a VM exit; off elsewhere, where polls are cheap and "
+            "backing off only adds latency), on, off. Default: auto", tri_enum,
+            OPAL_INFO_LVL_5, &c->idle_wait);
     c->idle_spin_us = 1000;
     reg_int("idle_spin", "Microseconds a process keeps polling its CQs on every "
             "progress call after the last completion, while it only waits for "

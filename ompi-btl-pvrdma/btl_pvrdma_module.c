@@ -218,9 +218,14 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                       "how often a process that waits longer polls its CQs", 50)) {
         return OPAL_ERR_BAD_PARAM;
     }
+    /* auto: on where empty polls are VM exits (on the oversubscribed
+     * emulated bed over rxe, backing off only slowed jobs down) */
     pvrdma_common_idle_wait_init(&module->idle,
                                  (uint64_t) mca_btl_pvrdma_component.idle_spin_us,
-                                 (uint64_t) mca_btl_pvrdma_component.idle_poll_us);
+                                 (MCA_BTL_PVRDMA_TRI_ON == mca_btl_pvrdma_component.idle_wait ||
+                                  (MCA_BTL_PVRDMA_TRI_AUTO == mca_btl_pvrdma_component.idle_wait &&
+                                   module->port.is_pvrdma))
+                                     ? (uint64_t) mca_btl_pvrdma_component.idle_poll_us : 0);
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
         m->btl_rndv_eager_limit = m->btl_eager_limit;
     }
@@ -441,9 +446,10 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
         mca_btl_pvrdma_print_retries(module);
         MCA_BTL_PVRDMA_VERBOSE(10, "idle wait on %s:%d: %" PRIu64 " CQ polls not rung "
                                "(btl_pvrdma_idle_spin %d us, then one poll per "
-                               "btl_pvrdma_idle_poll_interval %d us)",
+                               "btl_pvrdma_idle_poll_interval %d us%s)",
                                module->port.dev_name, module->port.port_num,
-                               module->idle.skipped, c->idle_spin_us, c->idle_poll_us);
+                               module->idle.skipped, c->idle_spin_us, c->idle_poll_us,
+                               (0 == module->idle.poll_us) ? "; off: btl_pvrdma_idle_wait" : "");
     }
 
     (void) pvrdma_module_teardown(module);

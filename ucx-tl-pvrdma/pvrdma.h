@@ -142,6 +142,7 @@ typedef struct uct_pvrdma_iface_config {
     double                     conn_retry;     /**< seconds */
     unsigned                   conn_pending_max; /**< unconfirmed chans */
     double                     keepalive;      /**< seconds, 0 off */
+    int                        idle_wait;      /**< UCS_AUTO: PVRDMA only */
     double                     idle_spin;      /**< seconds (idle wait) */
     double                     idle_poll_interval; /**< seconds, 0 off */
     unsigned                   ud_rx_len;      /**< UD receives */

@@ -163,6 +163,13 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      "0 turns it off. Needs RDMA WRITE (not on send/recv-only connections).",
      ucs_offsetof(uct_pvrdma_iface_config_t, keepalive), UCS_CONFIG_TYPE_TIME},
 
+    {"IDLE_WAIT", "auto",
+     "Bounded idle wait (IDLE_SPIN, IDLE_POLL_INTERVAL): auto (on for PVRDMA\n"
+     "devices, where an empty CQ poll is a VM exit; off elsewhere, where polls\n"
+     "are cheap and backing off only adds latency), yes, no.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, idle_wait),
+     UCS_CONFIG_TYPE_TERNARY_AUTO},
+
     {"IDLE_SPIN", "1ms",
      "How long the interface keeps polling its CQ on every progress call\n"
      "after the last completion while it only waits for messages (nothing of\n"

@@ -221,9 +221,15 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
     iface->config.keepalive     = ucs_time_from_sec(config->keepalive);
     iface->config.conn_retry    = ucs_time_from_sec(config->conn_retry);
     iface->config.conn_pending_max = config->conn_pending_max;
+    /* auto: on where empty polls are VM exits (on the oversubscribed
+     * emulated bed over rxe, backing off only slowed jobs down) */
     pvrdma_common_idle_wait_init(&iface->idle,
                                  (uint64_t)(config->idle_spin * 1e6),
-                                 (uint64_t)(config->idle_poll_interval * 1e6));
+                                 ((config->idle_wait == UCS_YES) ||
+                                  (config->idle_wait == UCS_TRY) ||
+                                  ((config->idle_wait == UCS_AUTO) &&
+                                   iface->md->is_pvrdma)) ?
+                                 (uint64_t)(config->idle_poll_interval * 1e6) : 0);
     iface->config.credit_imm    = config->credit_imm;
 
     /* The port's max_msg_sz caps RDMA operations (above), not the eager
