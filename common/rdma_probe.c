@@ -42,14 +42,6 @@ struct probe {
     uint8_t       *buf;
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void probe_destroy(struct probe *p)
 {
     if (p->qp != NULL) {
@@ -136,7 +128,7 @@ static int probe_post(struct probe *p)
 static int probe_wait(struct probe *p, int timeout_ms, int *write_status,
                       int *trapped)
 {
-    double deadline = now_ms() + timeout_ms;
+    uint64_t deadline = pvrdma_common_now_us() + (uint64_t)timeout_ms * 1000;
     struct ibv_wc wc[2];
     int i, n;
 
@@ -155,7 +147,7 @@ static int probe_wait(struct probe *p, int timeout_ms, int *write_status,
             }
         }
         if ((n == 0) && (*write_status < 0)) {
-            if (now_ms() > deadline) {
+            if (pvrdma_common_now_us() > deadline) {
                 return ETIMEDOUT;
             }
             /* An empty poll is a VM exit on PVRDMA: don't spin. */

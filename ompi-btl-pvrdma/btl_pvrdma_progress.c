@@ -321,8 +321,9 @@ static void keepalive_watch(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endp
 }
 
 /** Look at every connected peer about once a second: the stall kick and
- *  the keepalive.  The clock is read every 1024 progress calls (a vDSO
- *  read, no VM exit); the loop itself touches no device. */
+ *  the keepalive.  Only while sends are posted or keepalives are on; the
+ *  clock is read every 1024 progress calls (a vDSO read, no VM exit); the
+ *  loop itself touches no device. */
 static void peer_watch(mca_btl_pvrdma_module_t *module)
 {
     uint64_t kick_us = (uint64_t) mca_btl_pvrdma_component.stall_kick_s * 1000000u;
@@ -330,6 +331,9 @@ static void peer_watch(mca_btl_pvrdma_module_t *module)
     uint64_t window, now;
     mca_btl_pvrdma_endpoint_t *ep;
 
+    if (0 == module->sq_posted && 0 == alive_us) {
+        return;
+    }
     if (module->fatal || ++module->watch_calls < MCA_BTL_PVRDMA_WATCH_CALLS) {
         return;
     }
@@ -399,9 +403,7 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
      * both CQs at most once per btl_pvrdma_idle_poll_interval once it has
      * waited btl_pvrdma_idle_spin (empty polls are VM exits). */
     if (!pvrdma_common_idle_wait_poll(&module->idle, only_waiting(module))) {
-        if (module->sq_posted > 0 || mca_btl_pvrdma_component.keepalive_s > 0) {
-            peer_watch(module);
-        }
+        peer_watch(module);
         OPAL_THREAD_UNLOCK(&module->lock);
         return 0;
     }
@@ -431,9 +433,7 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
             }
         }
     }
-    if (module->sq_posted > 0 || mca_btl_pvrdma_component.keepalive_s > 0) {
-        peer_watch(module);
-    }
+    peer_watch(module);
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_VERBOSE_ON(10))) {
         stall_watch(module, count);
     }

@@ -138,15 +138,18 @@ mpi_check_run() {
     fi
 }
 
-# mpirun_cause LOG: why an mpirun ended badly, in one line: the first line
-# that names a rank's end (mpirun's own report, a caught signal, an
-# assertion), with the 2 lines after it, else the log's last 4 lines.  CI's
-# logs go with its clone: this line is all that is left of a failure there.
+# mpirun_cause LOG: why an mpirun ended badly, in one line: the first errors
+# a rank printed itself (UCX's "Fatal:" / "ERROR", an assertion, the BTL's
+# errors, a kill), then the first line that names a rank's end (mpirun's
+# own report, a caught signal) with the line after it, else the log's last
+# 4 lines.  CI's logs go with its clone: this line is all that is left of a
+# failure there.
 mpirun_cause() {
-    local why
-    why=$(grep -m1 -A2 -E 'mpirun (noticed|has exited|detected)|Caught signal|Assertion|ucs_fatal|[Ss]egmentation fault|exited on signal' "$1")
-    [ -n "$why" ] || why=$(grep -vE '^(not )?ok - ' "$1" | tail -n 4)
-    printf '%s' "$why" | tr '\n' ' ' | sed -E 's/-{3,}//g; s/ +/ /g' | cut -c1-400
+    local own why
+    own=$(grep -m2 -E ' Fatal: | ERROR |Assertion|btl:pvrdma:.*(error|failed)|[Ss]egmentation fault|oom-kill|Killed' "$1")
+    why=$(grep -m1 -A1 -E 'mpirun (noticed|has exited|detected)|Caught signal|exited on signal' "$1")
+    [ -n "$own$why" ] || why=$(grep -vE '^(not )?ok - ' "$1" | tail -n 4)
+    printf '%s\n%s' "$own" "$why" | tr '\n' ' ' | sed -E 's/-{3,}//g; s/ +/ /g' | cut -c1-600
 }
 
 # check NAME TIMEOUT CMD...: passes when CMD exits 0 within TIMEOUT seconds.
@@ -255,6 +258,20 @@ meter_count() {
     awk -v n="$2" -v k="$3" '
         $1 == n && (k ~ /\*$/ ? index($2, substr(k, 1, length(k) - 1)) == 1 : $2 == k) { s += $3 }
         END { print s + 0 }' "$1" 2>/dev/null || echo 0
+}
+
+# meter_counts FILE NODE: NODE's "SEND RECV SRQ COMMANDS POLLS" in a span
+# (doorbell.qp.send, .qp.recv, .qp.srq, command.*, doorbell.cq.poll): one
+# pass over the file (an awk start and a 9p read cost seconds in the nested
+# guest)
+meter_counts() {
+    awk -v n="$2" '$1 == n {
+            if ($2 == "doorbell.qp.send") s += $3
+            else if ($2 == "doorbell.qp.recv") r += $3
+            else if ($2 == "doorbell.qp.srq") q += $3
+            else if (index($2, "command.") == 1) c += $3
+            else if ($2 == "doorbell.cq.poll") p += $3 }
+        END { printf "%d %d %d %d %d\n", s, r, q, c, p }' "$1" 2>/dev/null || echo "0 0 0 0 0"
 }
 
 bed_summary() { exit "$BED_FAILED"; }

@@ -19,7 +19,7 @@
  * seconds, default 30, then answers: the keepalive's case; the bed takes
  * rank 1's host down or kills it meanwhile and expects the job to end),
  * fork (registered buffers written and sent again after fork() and
- * system(): test_fork) and metered (400 8-byte round trips between ranks 0
+ * system(): test_fork) and metered (200 8-byte round trips between ranks 0
  * and 1, then rank 0 waits 3 s in MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in
  * rank 0's environment, rank 0 runs "CMD start" and "CMD stop lat 8"
  * (system(3)) around exactly those messages, and "CMD stop idle 8" around
@@ -705,12 +705,12 @@ static void span_cmd(const char *what, int size)
     }
 }
 
-/* metered: 400 round trips of 8 bytes between ranks 0 and 1, each checked,
+/* metered: 200 round trips of 8 bytes between ranks 0 and 1, each checked,
  * after 20 that connect and warm up (span "lat"); then rank 0 waits 3 s in
  * MPI_Recv (span "idle") */
 static void test_metered(void)
 {
-    enum { LEN = 8, WARM = 20, N = 400, IDLE_S = 3 };
+    enum { LEN = 8, WARM = 20, N = 200, IDLE_S = 3 };
     unsigned char b[LEN];
     int peer = 1 - rank;
     MPI_Status st;
