@@ -134,8 +134,25 @@ mpi_check_run() {
     done < <(grep -E '^(not )?ok - ' "$log")
     if [ $rc = 0 ]; then pass "$prefix: run exits 0"
     elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s (log: $log)"
+    elif line=$(all_finalized_wo_sync "$log"); then
+        pass "$prefix: run exits 0 but for Open MPI's exit-without-sync race (all $line ranks finalized, then mpirun called one 'exiting improperly': open-mpi/ompi#7833)"
     else fail "$prefix: run" "exit $rc: $(mpirun_cause "$log") (log: $log)"
     fi
+}
+
+# all_finalized_wo_sync LOG: true (printing the job's size) when mpirun's
+# only complaint is a rank "exiting improperly" (exit without finalize)
+# although every rank printed mpi_check's line after MPI_Finalize returned
+# and none printed an error: Open MPI's runtime lost the race between the
+# rank's exit and its finalize notice (open-mpi/ompi#7833; UCX's own CI
+# works around it too).  A rank that really ended early prints no line.
+all_finalized_wo_sync() {
+    local n total
+    grep -q 'exiting improperly' "$1" || return 1
+    grep -qE '^not ok - | Fatal: | ERROR |Assertion|Caught signal|exited on signal' "$1" && return 1
+    total=$(grep -m1 -oE 'mpi_check: rank [0-9]+ of [0-9]+ finalized' "$1" | awk '{ print $5 }')
+    n=$(grep -oE 'mpi_check: rank [0-9]+ of [0-9]+ finalized' "$1" | sort -u | wc -l)
+    [ -n "$total" ] && [ "$n" = "$total" ] && echo "$total"
 }
 
 # mpirun_cause LOG: why an mpirun ended badly, in one line: the first errors
