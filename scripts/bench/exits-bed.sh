@@ -102,8 +102,16 @@ mpi_row ucx "${UCX_OURS[@]}"
 # device cannot initiate, and WRITE, which QEMU's model turns into SENDs).
 mpi_row ucxstock "${UCX_STOCK[@]}" -x UCX_RNDV_THRESH=inf
 # Open MPI's openib, the paper's transport: Debian's build has no rdmacm
-# connection manager, which RoCE needs; the row says what it answers.
-mpi_row openib --mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1
+# connection manager, which RoCE needs; scripts/build-openib-rdmacm.sh builds
+# openib with it into a component directory of its own, used when it is
+# there (otherwise the row says what Debian's openib answers).
+OPENIB_DIR=${PVRDMA_OPENIB_DIR:-/usr/local/lib/pvrdma-mpi/openib-rdmacm}
+OPENIB=(--mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1)
+[ -e "$OPENIB_DIR/mca_btl_openib.so" ] &&
+    OPENIB=(--mca mca_base_component_path "$OPENIB_DIR" "${OPENIB[@]}" --mca btl_openib_cpc_include rdmacm
+            --mca btl_openib_receive_queues P,128,256,192,128:S,2048,1024,1008,64:S,12288,1024,1008,64:S,65536,1024,1008,64
+            --mca btl_openib_warn_no_device_params_found 0)  # rdmacm needs a per-peer QP first
+mpi_row openib "${OPENIB[@]}"
 # The idle wait (issue 19) at 1 ms between polls instead of the default 50
 # us: a poll takes ~125 us on this tier, so only an interval above that
 # shows here what the default does on a host (where a poll is ~1 us)
