@@ -6,7 +6,7 @@
 # which cannot connect over RoCE ("No OpenFabrics connection schemes
 # reported that they were able to be used").
 #
-# Usage: build-openib-rdmacm.sh [--dir]
+# Usage: build-openib-rdmacm.sh
 #   Builds the openib component from Debian's `openmpi` source package of
 #   exactly the installed version (configure with the package's own options
 #   where they matter to a component, librdmacm found), once: the result is
@@ -14,8 +14,8 @@
 #   MPI (symlinks) with openib replaced by this one, so that
 #     mpirun --mca mca_base_component_path $DEST --mca btl openib,self \
 #            --mca btl_openib_cpc_include rdmacm ...
-#   runs it; nothing of Debian's installation is changed.  --dir only prints
-#   $DEST (exit 1 when it is not there).
+#   runs it (validation/transports/openib.conf does); nothing of Debian's
+#   installation is changed.  Prints $DEST.
 # Needs: libopenmpi-dev, librdmacm-dev, libibverbs-dev, a deb-src entry (see
 # fetch-debian-src.sh).  About 4 min on 2 cores, mostly configure.
 set -eu
@@ -27,10 +27,6 @@ MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 OMPI_LIB=/usr/lib/$MA/openmpi/lib
 COMPONENTS=$OMPI_LIB/openmpi3
 DEST=${PVRDMA_OPENIB_DIR:-/usr/local/lib/pvrdma-mpi/openib-rdmacm}
-if [ "${1:-}" = --dir ]; then
-    [ -e "$DEST/mca_btl_openib.so" ] && echo "$DEST" && exit 0
-    exit 1
-fi
 
 VER=$(dpkg-query -W -f='${source:Version}' libopenmpi3 2>/dev/null) ||
     die "libopenmpi3 is not installed"

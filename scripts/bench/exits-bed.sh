@@ -101,22 +101,16 @@ mpi_row ucx "${UCX_OURS[@]}"
 # (non-Mellanox RoCE), eager only (its rendezvous needs RDMA READ, which this
 # device cannot initiate, and WRITE, which QEMU's model turns into SENDs).
 mpi_row ucxstock "${UCX_STOCK[@]}" -x UCX_RNDV_THRESH=inf
-# Open MPI's openib, the paper's transport: Debian's build has no rdmacm
-# connection manager, which RoCE needs; scripts/build-openib-rdmacm.sh builds
-# openib with it into a component directory of its own, used when it is
-# there (otherwise the row says what Debian's openib answers).
-OPENIB_DIR=${PVRDMA_OPENIB_DIR:-/usr/local/lib/pvrdma-mpi/openib-rdmacm}
-OPENIB=(--mca pml ob1 --mca btl openib,self --mca btl_openib_allow_ib 1)
-[ -e "$OPENIB_DIR/mca_btl_openib.so" ] &&
-    OPENIB=(--mca mca_base_component_path "$OPENIB_DIR" "${OPENIB[@]}" --mca btl_openib_cpc_include rdmacm
-            --mca btl_openib_receive_queues P,128,256,192,128:S,2048,1024,1008,64:S,12288,1024,1008,64:S,65536,1024,1008,64
-            --mca btl_openib_warn_no_device_params_found 0 --mca btl_openib_cq_size 4096
-            --mca btl_openib_use_eager_rdma 0 --mca btl_openib_flags 1)
-# (rdmacm needs a per-peer QP first; QEMU's model reports max_cqe 28672 but
-# refuses a CQ over 4096 entries: openib's 8192 failed with EFAULT; the
-# model turns every RDMA WRITE into a SEND, so openib's eager RDMA and its
-# RDMA rendezvous are off: sends only, as our transports' probe decides
-# by itself there; with them the 8 B ping-pong hung)
+# Open MPI's openib, the paper's transport, with the arguments of the
+# harness's profile (validation/transports/openib.conf: the rdmacm build of
+# scripts/build-openib-rdmacm.sh when it is there, else Debian's, whose
+# failure the row quotes).  QEMU's model turns every RDMA WRITE into a SEND,
+# so here openib runs sends only (its eager RDMA and RDMA rendezvous off,
+# as our transports' probe decides by itself), in this row and in the
+# OpenFOAM row below alike (OMPI_MCA_ reaches every rank); with them the 8 B
+# ping-pong hung.
+export OMPI_MCA_btl_openib_use_eager_rdma=0 OMPI_MCA_btl_openib_flags=1
+mapfile -t OPENIB < <(. "$TOP/validation/transports/openib.conf"; printf '%s\n' "${mpirun_args[@]}")
 mpi_row openib "${OPENIB[@]}"
 # The idle wait (issue 19) at 1 ms between polls instead of the default 50
 # us: a poll takes ~125 us on this tier, so only an interval above that

@@ -143,13 +143,14 @@ mpi_check_run() {
 # all_finalized_wo_sync LOG: true (printing the job's size) when mpirun's
 # only complaint is a rank "exiting improperly" (exit without finalize)
 # although every rank printed mpi_check's line after MPI_Finalize returned
-# and none printed an error: Open MPI's runtime lost the race between the
-# rank's exit and its finalize notice (open-mpi/ompi#7833; UCX's own CI
-# works around it too).  A rank that really ended early prints no line.
+# and none printed an error (RANK_ERROR_RE, below) or was signalled: Open
+# MPI's runtime lost the race between the rank's exit and its finalize
+# notice (open-mpi/ompi#7833; UCX's own CI works around it too).  A rank
+# that really ended early prints no line.
 all_finalized_wo_sync() {
     local n total
     grep -q 'exiting improperly' "$1" || return 1
-    grep -qE '^not ok - | Fatal: | ERROR |Assertion|Caught signal|exited on signal' "$1" && return 1
+    grep -qE "^not ok - |$RANK_ERROR_RE|Caught signal|exited on signal" "$1" && return 1
     total=$(grep -m1 -oE 'mpi_check: rank [0-9]+ of [0-9]+ finalized' "$1" | awk '{ print $5 }')
     n=$(grep -oE 'mpi_check: rank [0-9]+ of [0-9]+ finalized' "$1" | sort -u | wc -l)
     [ -n "$total" ] && [ "$n" = "$total" ] && echo "$total"
@@ -160,10 +161,11 @@ all_finalized_wo_sync() {
 # errors, a kill), then the first line that names a rank's end (mpirun's
 # own report, a caught signal) with the line after it, else the log's last
 # 4 lines.  CI's logs go with its clone: this line is all that is left of a
-# failure there.
+# failure there.  RANK_ERROR_RE: the errors a rank prints itself.
+RANK_ERROR_RE=' Fatal: | ERROR |Assertion|btl:pvrdma:.*(error|failed)|[Ss]egmentation fault|oom-kill|Killed'
 mpirun_cause() {
     local own why
-    own=$(grep -m2 -E ' Fatal: | ERROR |Assertion|btl:pvrdma:.*(error|failed)|[Ss]egmentation fault|oom-kill|Killed' "$1")
+    own=$(grep -m2 -E "$RANK_ERROR_RE" "$1")
     why=$(grep -m1 -A1 -E 'mpirun (noticed|has exited|detected)|Caught signal|exited on signal' "$1")
     [ -n "$own$why" ] || why=$(grep -vE '^(not )?ok - ' "$1" | tail -n 4)
     printf '%s\n%s' "$own" "$why" | tr '\n' ' ' | sed -E 's/-{3,}//g; s/ +/ /g' | cut -c1-600
