@@ -4,19 +4,24 @@
 # (scripts/build-debs.sh) installed with apt-get, the test bed's kernel,
 # then the main job: the weak-scaling validation harness on the local test
 # bed (validation/run_weak_scaling.sh with no arguments).
-#   scripts/setup.sh [--no-run] [--no-install] [CONFIGURE-ARGS...]
+# It also builds the stock openib baseline with rdmacm that the benchmarks
+# and the harness's `openib` profile compare against (issue 19:
+# scripts/build-openib-rdmacm.sh, once, cached).
+#   scripts/setup.sh [--no-run] [--no-install] [--no-baselines] [CONFIGURE-ARGS...]
 #   --no-install: build the packages but do not install them;
+#   --no-baselines: skip the openib baseline (tests/run: no test uses it);
 #   CONFIGURE-ARGS go to the development build in build/ (unit tests).
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 cd "$TOP"
-RUN_MAIN=1 INSTALL=1
+RUN_MAIN=1 INSTALL=1 BASELINES=1
 CONF_ARGS=()
 for a in "$@"; do
     case $a in
         --no-run) RUN_MAIN=0 ;;
         --no-install) INSTALL=0 ;;
-        -h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --no-baselines) BASELINES=0 ;;
+        -h|--help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) CONF_ARGS+=("$a") ;;
     esac
 done
@@ -84,6 +89,15 @@ make -s -C tests/mpi >/dev/null || { echo "setup: building tests/mpi failed" >&2
 
 say "preparing the test bed (kernel package; for --pvrdma vmw_pvrdma.ko and the nested QEMU; once)"
 scripts/testbed/tb prepare --pvrdma
+
+# The stock baseline of the paper's transport: Debian's openib cannot
+# connect over RoCE (no rdmacm); a failure here costs only the openib rows
+# of the benchmarks and the harness, which then say why.
+if [ $BASELINES = 1 ]; then
+    say "the stock openib baseline with rdmacm (scripts/build-openib-rdmacm.sh; once, cached)"
+    scripts/build-openib-rdmacm.sh >/dev/null ||
+        echo "setup: warning: building openib with rdmacm failed (above); the openib baseline rows will say it cannot run" >&2
+fi
 
 if [ $RUN_MAIN = 1 ]; then
     say "main job: validation/run_weak_scaling.sh (mini ladder on the local test bed)"

@@ -19,7 +19,9 @@
  * seconds, default 30, then answers: the keepalive's case; the bed takes
  * rank 1's host down or kills it meanwhile and expects the job to end),
  * fork (registered buffers written and sent again after fork() and
- * system(): test_fork) and metered (200 8-byte round trips between ranks 0
+ * system(): test_fork), threads (4 threads per rank, each on its own
+ * communicator, ring exchanges and reductions at once: needs
+ * --thread-multiple) and metered (200 8-byte round trips between ranks 0
  * and 1, then rank 0 waits 3 s in MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in
  * rank 0's environment, rank 0 runs "CMD start" and "CMD stop lat 8"
  * (system(3)) around exactly those messages, and "CMD stop idle 8" around
@@ -32,6 +34,7 @@
  */
 #include <mpi.h>
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,18 +50,22 @@ static int rank, nprocs;
 static size_t max_size = 16u << 20;
 static int flood_count = 4000;
 static int wait_s = 30;     /* peerwait: how long rank 1 computes */
+static int thread_level = MPI_THREAD_SINGLE; /* provided by MPI_Init(_thread) */
 static char why[256];      /* first failure of the current test on this rank */
+/* the threads test's threads fail() at the same time */
+static pthread_mutex_t why_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fail(const char *fmt, ...)
 {
     va_list ap;
 
-    if (why[0]) {
-        return;
+    pthread_mutex_lock(&why_lock);
+    if (!why[0]) {
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
     }
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof(why), fmt, ap);
-    va_end(ap);
+    pthread_mutex_unlock(&why_lock);
 }
 
 /** The key of the message @p msg of test @p test sent by rank @p from to
@@ -760,6 +767,114 @@ static void test_metered(void)
     span_cmd("idle", LEN);
 }
 
+/* threads (named only, needs --thread-multiple): MT_THREADS threads per
+ * rank at once, each on a communicator of its own, exchange around the ring
+ * (0 B to 1 MiB, so eager and rendezvous interleave between threads) and
+ * reduce, MT_ROUNDS times, every byte and element checked: what a
+ * transport under pml ucx meets at MPI_THREAD_MULTIPLE (the pvrdma BTL
+ * declines that level). */
+#define MT_THREADS 4
+#define MT_ROUNDS 3
+
+struct mt_thread {
+    pthread_t tid;
+    int id;
+    MPI_Comm comm;
+};
+
+static void mt_exchange(const struct mt_thread *t, int round)
+{
+    static const size_t sizes[] = {0, 1, 7, 4096, 65536, 1u << 20};
+    int right = (rank + 1) % nprocs, left = (rank + nprocs - 1) % nprocs;
+
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
+        size_t len = sizes[s];
+        uint64_t msg = ((uint64_t) round * 16 + s) * MT_THREADS + (uint64_t) t->id;
+        unsigned char *sb, *rb;
+        MPI_Status st;
+        int got;
+
+        if (len > max_size) {
+            break;
+        }
+        sb = malloc(len + 1);
+        rb = malloc(len + 1);
+        tp_fill(sb, len, msg_key("threads", msg, rank, right));
+        MPI_Sendrecv(sb, (int) len, MPI_BYTE, right, (int) s, rb, (int) len, MPI_BYTE, left,
+                     (int) s, t->comm, &st);
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if ((size_t) got != len) {
+            fail("threads: thread %d: %d bytes from rank %d, expected %zu", t->id, got, left,
+                 len);
+        } else {
+            check(rb, len, msg_key("threads", msg, left, rank), "threads", left);
+        }
+        free(sb);
+        free(rb);
+    }
+}
+
+static void mt_reduce(const struct mt_thread *t, int round)
+{
+    enum { N = 4096 };
+    int64_t *v = malloc(N * sizeof(*v));
+    int64_t base = (int64_t) t->id * 1000 + round;
+
+    for (int i = 0; i < N; ++i) {
+        v[i] = (int64_t) (rank + 1) * (i + 1) + base;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, v, N, MPI_INT64_T, MPI_SUM, t->comm);
+    for (int i = 0; i < N; ++i) {
+        int64_t expect = (int64_t) nprocs * (nprocs + 1) / 2 * (i + 1) + nprocs * base;
+        if (v[i] != expect) {
+            fail("threads: thread %d round %d: allreduce element %d is %lld, expected %lld",
+                 t->id, round, i, (long long) v[i], (long long) expect);
+            break;
+        }
+    }
+    free(v);
+}
+
+static void *mt_main(void *arg)
+{
+    const struct mt_thread *t = arg;
+
+    for (int round = 0; round < MT_ROUNDS; ++round) {
+        mt_exchange(t, round);
+        mt_reduce(t, round);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct mt_thread t[MT_THREADS];
+    int started = 0;
+
+    if (thread_level != MPI_THREAD_MULTIPLE) {
+        fail("threads: MPI_THREAD_MULTIPLE not provided (level %d): run with --thread-multiple",
+             thread_level);
+        return;
+    }
+    for (int i = 0; i < MT_THREADS; ++i) {
+        t[i].id = i;
+        MPI_Comm_dup(MPI_COMM_WORLD, &t[i].comm);
+    }
+    for (; started < MT_THREADS; ++started) {
+        if (pthread_create(&t[started].tid, NULL, mt_main, &t[started]) != 0) {
+            /* the peers' threads would wait for this one: end the job */
+            fprintf(stderr, "mpi_check: rank %d cannot start thread %d\n", rank, started);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    for (int i = 0; i < started; ++i) {
+        pthread_join(t[i].tid, NULL);
+    }
+    for (int i = 0; i < MT_THREADS; ++i) {
+        MPI_Comm_free(&t[i].comm);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 
 struct test {
@@ -776,7 +891,7 @@ static const struct test tests[] = {
     {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
     {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
     {"peerwait", test_peerwait, 1},   {"fork", test_fork, 1},
-    {"metered", test_metered, 1},
+    {"metered", test_metered, 1},     {"threads", test_threads, 1},
 };
 
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */
@@ -820,11 +935,10 @@ int main(int argc, char **argv)
     int nonly = 0, failed = 0;
 
     /* --thread-multiple (first argument): MPI_Init_thread with
-     * MPI_THREAD_MULTIPLE, which the pvrdma BTL declines by name */
+     * MPI_THREAD_MULTIPLE, which the pvrdma BTL declines by name (the
+     * threads test needs it) */
     if ((argc > 1) && !strcmp(argv[1], "--thread-multiple")) {
-        int provided;
-
-        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &thread_level);
         --argc;
         ++argv;
     } else {

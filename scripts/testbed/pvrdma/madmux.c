@@ -9,7 +9,8 @@
  * that chardev and blocks until a response arrives. The real multiplexer also
  * relays RDMA-CM MADs between the host's umad device and the guests; the bed
  * does not need that (tests and perftest set up connections out of band), so
- * this program only acknowledges REG/UNREG and drops anything else.
+ * this program only acknowledges REG/UNREG and drops anything else (each
+ * dropped MAD is logged: class, attribute, sender).
  *
  * Wire format (QEMU 7.2 hw/rdma/rdma_backend.c, fixed-size messages in host
  * byte order): a header {msg_type, op_code, sgid, err_code}, umad_len, then an
@@ -65,14 +66,49 @@ static int io_full(int fd, void *buf, size_t len, int writing)
     return 0;
 }
 
+/* An outgoing MAD the bed cannot relay: said in the log (class, attribute),
+ * so that a transport that waits for RDMA-CM on the tier (openib's rdmacm
+ * connection scheme) shows why it never connects. The MAD follows the
+ * 64-byte ib_user_mad header: byte 1 management class, bytes 16-17 the
+ * attribute (big-endian). */
+static void log_dropped_mad(const struct mux_msg *msg, unsigned long *dropped)
+{
+    const unsigned char *mad = msg->umad + 64;
+    unsigned attr = ((unsigned)mad[16] << 8) | mad[17];
+    const char *name = "";
+
+    ++*dropped;
+    if (mad[1] == 0x07) { /* the CM class */
+        switch (attr) {
+        case 0x0010: name = " (CM ConnectRequest)"; break;
+        case 0x0013: name = " (CM ConnectReply)"; break;
+        case 0x0014: name = " (CM ReadyToUse)"; break;
+        case 0x0015: name = " (CM DisconnectRequest)"; break;
+        case 0x0012: name = " (CM ConnectReject)"; break;
+        default: name = " (CM)"; break;
+        }
+    }
+    fprintf(stderr, "madmux: dropped an outgoing MAD, class 0x%02x attribute "
+            "0x%04x%s from gid %016llx:%016llx: the bed relays no MADs, so "
+            "RDMA-CM cannot connect (%lu dropped)\n", mad[1], attr, name,
+            (unsigned long long)be64toh(msg->hdr.sgid.global.subnet_prefix),
+            (unsigned long long)be64toh(msg->hdr.sgid.global.interface_id),
+            *dropped);
+}
+
 static void serve(int fd)
 {
     struct mux_msg msg;
+    unsigned long dropped = 0;
 
     while (io_full(fd, &msg, sizeof(msg), 0) == 0) {
+        if (msg.hdr.msg_type == MUX_REQ && msg.hdr.op_code == MUX_OP_MAD) {
+            log_dropped_mad(&msg, &dropped);
+            continue;
+        }
         if (msg.hdr.msg_type != MUX_REQ ||
             (msg.hdr.op_code != MUX_OP_REG && msg.hdr.op_code != MUX_OP_UNREG))
-            continue; /* outgoing MADs: no CM relay in the bed, drop */
+            continue;
         fprintf(stderr, "madmux: %s gid %016llx:%016llx\n",
                 msg.hdr.op_code == MUX_OP_REG ? "register" : "unregister",
                 (unsigned long long)be64toh(msg.hdr.sgid.global.subnet_prefix),
