@@ -7,6 +7,7 @@
 #include "opal_config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -321,6 +322,11 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
             }
             count++;
         }
+    }
+    if (n < 0) {
+        /* a broken CQ would otherwise leave every connection waiting: end
+         * the job with the device's name (as for the data CQ) */
+        mca_btl_pvrdma_error_device(module, "ibv_poll_cq (connection CQ)", EIO);
     }
     return count;
 }
