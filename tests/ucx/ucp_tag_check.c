@@ -10,6 +10,11 @@
  *   silent server:  ucp_tag_check -p PORT -S   (exchanges addresses, then
  *            never progresses UCP: a peer that does not answer, to check
  *            that the client fails with an error instead of hanging)
+ *   -k (both sides): after the checks, wait in a receive for a message the
+ *            peer never sends, printing "waiting (-k)" first: the bed kills
+ *            one side, and the other (with -e) must end with UCP's "peer
+ *            failure" error, found by UCP's keepalive (UCX_KEEPALIVE_INTERVAL)
+ *            although it sends nothing itself
  *
  * The two processes exchange UCP worker addresses over a TCP socket, then:
  *
@@ -69,6 +74,7 @@
 
 #define TAG_DATA          0x1234ull
 #define TAG_REPLY         0x5678ull
+#define TAG_NEVER         0x9abcull  /* -k: no one sends it */
 /* burst message k has tag TAG_BURST_BASE + k, its reply TAG_BURST_REPLY + k:
  * far from the ladder's tags and from each other for any sane -b */
 #define TAG_BURST_BASE    0xb0000000ull
@@ -746,7 +752,7 @@ static void flush_worker(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s [-p port] [-m maxsize] [-b burst_messages] "
-            "[-t thresh,thresh,...] [-w stall_seconds] [-e] [-S] [server]\n", argv0);
+            "[-t thresh,thresh,...] [-w stall_seconds] [-e] [-S] [-k] [server]\n", argv0);
     exit(EXIT_USAGE);
 }
 
@@ -771,13 +777,14 @@ int main(int argc, char **argv)
     unsigned char *buf;
     ucs_status_t status;
     int port = 13500, opt, fd, failed = 0, peer_failed, silent = 0, err;
-    int peer_errors = 0;
+    int peer_errors = 0, keep_waiting = 0;
     unsigned long long v;
     double since;
 
-    while ((opt = getopt(argc, argv, "p:m:b:t:w:Se")) != -1) {
+    while ((opt = getopt(argc, argv, "p:m:b:t:w:Sek")) != -1) {
         switch (opt) {
         case 'S': silent = 1; break;
+        case 'k': keep_waiting = 1; break;
         case 'e': peer_errors = 1; break;
         case 'p': port = atoi(optarg); break;
         case 'm': max_size = strtoull(optarg, NULL, 0); break;
@@ -1002,6 +1009,16 @@ int main(int argc, char **argv)
         failed = 1;
     }
     fflush(stdout);
+
+    /* -k: a rank that only waits to receive, while the bed kills its peer:
+     * with -e, UCP's keepalive must find the dead peer (ep_err_cb, exit 2);
+     * else this ends after -w seconds as a stall (exit 5) */
+    if (keep_waiting) {
+        printf("waiting (-k) for a message the peer never sends\n");
+        fflush(stdout);
+        req = post_recv(buf, 1, TAG_NEVER, "never", 0);
+        wait_one(&req, 1, &info, "never", 0, TAG_NEVER, 1);
+    }
 
     /* both sides done before tearing down; either side's failure fails
      * both, so neither log says PASSED for data the other found wrong.
