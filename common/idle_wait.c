@@ -26,13 +26,47 @@ uint64_t pvrdma_common_now_us(void)
 }
 
 void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
-                                  uint64_t spin_us, uint64_t poll_us)
+                                  uint64_t spin_us, uint64_t poll_us,
+                                  uint64_t scale)
 {
-    w->spin_us     = spin_us;
-    w->poll_us     = poll_us;
-    w->quiet_since = 0;
-    w->next_poll   = 0;
-    w->skipped     = 0;
+    w->spin_us      = spin_us;
+    w->poll_us      = poll_us;
+    w->scale        = scale;
+    w->quiet_since  = 0;
+    w->next_poll    = 0;
+    w->poll_started = 0;
+    w->cost_x16     = 0;
+    w->interval_us  = poll_us;
+    w->skipped      = 0;
+}
+
+/*
+ * The time of an empty poll, as a moving average that falls fast and rises
+ * slowly: a poll cannot take less than its VM exit, but one that the host
+ * descheduled takes far more, and one such sample must not stretch the
+ * interval (the latency cost) for long.
+ */
+void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w)
+{
+    uint64_t sample = (pvrdma_common_now_us() - w->poll_started) * 16u;
+    uint64_t scaled;
+
+    w->poll_started = 0;
+    if (w->cost_x16 == 0) {
+        w->cost_x16 = (sample > 0) ? sample : 1;
+    } else if (sample < w->cost_x16) {
+        w->cost_x16 -= (w->cost_x16 - sample) / 4;
+    } else {
+        w->cost_x16 += (sample - w->cost_x16) / 16;
+    }
+    if (w->scale == 0) {
+        return;
+    }
+    scaled = w->scale * w->cost_x16 / 16u;
+    if (scaled > PVRDMA_COMMON_IDLE_POLL_MAX_US) {
+        scaled = PVRDMA_COMMON_IDLE_POLL_MAX_US;
+    }
+    w->interval_us = (scaled > w->poll_us) ? scaled : w->poll_us;
 }
 
 int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
@@ -41,10 +75,13 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
     uint64_t now;
 
     if ((w->poll_us == 0) || !waiting) {
-        w->quiet_since = 0;
+        w->quiet_since  = 0;
+        w->poll_started = 0;
         return 1;
     }
     now = pvrdma_common_now_us();
+    /* every poll of a waiting process is timed (found() ends the timing) */
+    w->poll_started = now;
     if (w->quiet_since == 0) {
         w->quiet_since = now;   /* the spin starts */
         return 1;
@@ -53,9 +90,10 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         return 1;
     }
     if (now >= w->next_poll) {
-        w->next_poll = now + w->poll_us;
+        w->next_poll = now + w->interval_us;
         return 1;
     }
+    w->poll_started = 0;
     ++w->skipped;
     return 0;
 }

@@ -89,6 +89,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int idle_wait;          /**< tri-state: auto = on for PVRDMA devices */
     int idle_spin_us;       /**< idle wait: poll on every call this long after activity */
     int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
+    int idle_poll_scale;    /**< or per this many times a measured empty poll */
 
     /* fragment lists */
     int free_list_num;

@@ -248,6 +248,14 @@ static int pvrdma_component_register(void)
             "meanwhile is seen up to this late. 0: poll on every call (lowest "
             "latency, most exits). Default: 50", NULL, OPAL_INFO_LVL_5,
             &c->idle_poll_us);
+    c->idle_poll_scale = 16;
+    reg_int("idle_poll_scale", "Back off further where an empty CQ poll is slow: "
+            "the interval between polls of a waiting process is at least this many "
+            "times the measured time of an empty poll (at most 10 ms), so that "
+            "polling takes at most 1/this of a waiting rank's time whatever a VM "
+            "exit costs on its host (~1 us on ESXi, where "
+            "btl_pvrdma_idle_poll_interval rules). 0: the fixed interval only. "
+            "Default: 16", NULL, OPAL_INFO_LVL_5, &c->idle_poll_scale);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

@@ -215,7 +215,11 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                       1000) ||
         negative_time("negative microseconds", "btl_pvrdma_idle_poll_interval",
                       mca_btl_pvrdma_component.idle_poll_us,
-                      "how often a process that waits longer polls its CQs", 50)) {
+                      "how often a process that waits longer polls its CQs", 50) ||
+        negative_time("a negative factor", "btl_pvrdma_idle_poll_scale",
+                      mca_btl_pvrdma_component.idle_poll_scale,
+                      "how many empty polls' time a waiting process leaves between polls",
+                      16)) {
         return OPAL_ERR_BAD_PARAM;
     }
     /* auto: on where empty polls are VM exits (on the oversubscribed
@@ -225,7 +229,8 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                                  (MCA_BTL_PVRDMA_TRI_ON == mca_btl_pvrdma_component.idle_wait ||
                                   (MCA_BTL_PVRDMA_TRI_AUTO == mca_btl_pvrdma_component.idle_wait &&
                                    module->port.is_pvrdma))
-                                     ? (uint64_t) mca_btl_pvrdma_component.idle_poll_us : 0);
+                                     ? (uint64_t) mca_btl_pvrdma_component.idle_poll_us : 0,
+                                 (uint64_t) mca_btl_pvrdma_component.idle_poll_scale);
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
         m->btl_rndv_eager_limit = m->btl_eager_limit;
     }
@@ -446,9 +451,14 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
         mca_btl_pvrdma_print_retries(module);
         MCA_BTL_PVRDMA_VERBOSE(10, "idle wait on %s:%d: %" PRIu64 " CQ polls not rung "
                                "(btl_pvrdma_idle_spin %d us, then one poll per "
-                               "btl_pvrdma_idle_poll_interval %d us%s)",
+                               "%" PRIu64 " us: btl_pvrdma_idle_poll_interval %d us, "
+                               "btl_pvrdma_idle_poll_scale %d x an empty poll's "
+                               "%" PRIu64 ".%02" PRIu64 " us%s)",
                                module->port.dev_name, module->port.port_num,
-                               module->idle.skipped, c->idle_spin_us, c->idle_poll_us,
+                               module->idle.skipped, c->idle_spin_us,
+                               module->idle.interval_us, c->idle_poll_us,
+                               c->idle_poll_scale, module->idle.cost_x16 / 16,
+                               (module->idle.cost_x16 % 16) * 100 / 16,
                                (0 == module->idle.poll_us) ? "; off: btl_pvrdma_idle_wait" : "");
     }
 

@@ -145,6 +145,7 @@ typedef struct uct_pvrdma_iface_config {
     int                        idle_wait;      /**< UCS_AUTO: PVRDMA only */
     double                     idle_spin;      /**< seconds (idle wait) */
     double                     idle_poll_interval; /**< seconds, 0 off */
+    unsigned                   idle_poll_scale; /**< x an empty poll, 0 off */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
@@ -608,6 +609,8 @@ ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags,
                                  uct_completion_t *comp);
 ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_pvrdma_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
 ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
                                        unsigned flags);
 void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,

@@ -254,6 +254,44 @@ int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep)
 }
 
 
+/*
+ * uct_ep_check: a caller (UCP's keepalive where it uses it, or an
+ * application) asks that a dead peer show up even though nothing is being
+ * sent to it.  The answer is the keepalive's probe, now: a signalled
+ * zero-length WRITE that the peer's device acknowledges and that fails with
+ * retry-exceeded when the peer's process, VM or link is gone, so that the
+ * ep fails through UCT error handling (asynchronously, as UCT wants).  An
+ * ep with a signalled WR in flight needs no probe: RC completes or fails
+ * that WR.  On a send/recv-only connection (QEMU's model only) every WR is
+ * signalled, so whatever was sent last completes or fails visibly; with
+ * nothing in flight there is nothing to probe with (a SEND would need a
+ * receive and a credit of the peer), and the check is a no-op there.
+ */
+ucs_status_t uct_pvrdma_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp)
+{
+    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                               uct_pvrdma_iface_t);
+
+    UCT_EP_KEEPALIVE_CHECK_PARAM(flags, comp);
+
+    /* failed: already reported; connecting: the connection timeout
+     * (CONN_TIMEOUT) fails it; a signalled WR in flight: RC will */
+    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0) ||
+        !iface->rdma_write_ok || (ep->credit_rx_len != 0)) {
+        return UCS_OK;
+    }
+    if (!uct_pvrdma_ep_probe(ep)) {
+        return UCS_ERR_NO_RESOURCE; /* no room: UCP tries again */
+    }
+    ++iface->keepalives;
+    ep->alive_since = ucs_get_time();
+    ucs_debug("pvrdma: ep_check probe on ep %p", ep);
+    return UCS_OK;
+}
+
+
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
                                  uct_completion_t *comp)
 {

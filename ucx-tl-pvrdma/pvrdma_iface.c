@@ -185,6 +185,15 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, idle_poll_interval),
      UCS_CONFIG_TYPE_TIME},
 
+    {"IDLE_POLL_SCALE", "16",
+     "Back off further where an empty CQ poll is slow: the time between polls\n"
+     "of a waiting interface is at least this many times the measured time of\n"
+     "an empty poll (at most 10ms), so that polling takes at most 1/this of a\n"
+     "waiting worker's time whatever a VM exit costs on its host (~1us on\n"
+     "ESXi, where IDLE_POLL_INTERVAL rules). 0: the fixed interval only.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, idle_poll_scale),
+     UCS_CONFIG_TYPE_UINT},
+
     {"CONN_RETRY", "1s",
      "Resend an unanswered connection request after this time.",
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
@@ -309,7 +318,9 @@ static ucs_status_t uct_pvrdma_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_CB_SYNC |
                       /* failed completions and unanswered connection
                        * requests reach the iface error handler */
-                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE;
+                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                      /* uct_pvrdma_ep_check probes a silent peer */
+                      UCT_IFACE_FLAG_EP_CHECK;
     if (iface->rdma_write_ok) {
         /* a peer without WRITE does not advertise PUT either: UCP then
          * does not use PUT towards it (our eps to it refuse PUT too) */
@@ -762,9 +773,13 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
               self->keepalives);
     ucs_debug("pvrdma: %s:%d: iface %p idle wait: %" PRIu64 " CQ polls not "
               "rung (UCX_PVRDMA_IDLE_SPIN %" PRIu64 " us, then one poll per "
-              "UCX_PVRDMA_IDLE_POLL_INTERVAL %" PRIu64 " us)",
+              "%" PRIu64 " us: UCX_PVRDMA_IDLE_POLL_INTERVAL %" PRIu64 " us, "
+              "UCX_PVRDMA_IDLE_POLL_SCALE %" PRIu64 " x an empty poll's %"
+              PRIu64 ".%02" PRIu64 " us)",
               self->md->dev_name, self->port_num, self, self->idle.skipped,
-              self->idle.spin_us, self->idle.poll_us);
+              self->idle.spin_us, self->idle.interval_us, self->idle.poll_us,
+              self->idle.scale, self->idle.cost_x16 / 16,
+              (self->idle.cost_x16 % 16) * 100 / 16);
     uct_pvrdma_iface_print_retries(self);
     /* datagrams on the connection QP that failed common's checks: on a
      * fabric shared with other tenants, worth a line when there were any */
@@ -826,7 +841,7 @@ static uct_iface_ops_t uct_pvrdma_iface_tl_ops = {
     .ep_pending_purge         = uct_pvrdma_ep_pending_purge,
     .ep_flush                 = uct_pvrdma_ep_flush,
     .ep_fence                 = uct_pvrdma_ep_fence,
-    .ep_check                 = ucs_empty_function_return_unsupported,
+    .ep_check                 = uct_pvrdma_ep_check,
     .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_pvrdma_ep_t),
     .ep_connect               = ucs_empty_function_return_unsupported,
     .ep_disconnect            = ucs_empty_function_return_unsupported,

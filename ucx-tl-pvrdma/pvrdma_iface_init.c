@@ -118,6 +118,8 @@ uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
                                           0, 1e9);
     bad |= uct_pvrdma_config_out_of_range("IDLE_POLL_INTERVAL",
                                           config->idle_poll_interval, 0, 1);
+    bad |= uct_pvrdma_config_out_of_range("IDLE_POLL_SCALE",
+                                          config->idle_poll_scale, 0, 1e6);
     if ((config->path_mtu != 0) &&
         ((config->path_mtu < 256) || (config->path_mtu > 4096) ||
          !ucs_is_pow2(config->path_mtu))) {
@@ -229,7 +231,8 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                   (config->idle_wait == UCS_TRY) ||
                                   ((config->idle_wait == UCS_AUTO) &&
                                    iface->md->is_pvrdma)) ?
-                                 (uint64_t)(config->idle_poll_interval * 1e6) : 0);
+                                 (uint64_t)(config->idle_poll_interval * 1e6) : 0,
+                                 config->idle_poll_scale);
     iface->config.credit_imm    = config->credit_imm;
 
     /* The port's max_msg_sz caps RDMA operations (above), not the eager

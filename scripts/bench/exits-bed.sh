@@ -137,11 +137,12 @@ if [[ " ${PVRDMA_EXITS_ONLY:-} " == *" openib "* ]]; then
 else
     put openib lat8 why "$OPENIB_WHY"
 fi
-# The idle wait (issue 19) at 1 ms between polls instead of the default 50
-# us: a poll takes ~125 us on this tier, so only an interval above that
-# shows here what the default does on a host (where a poll is ~1 us)
-mpi_row btl-idle1ms --mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_idle_poll_interval 1000
-mpi_row ucx-idle1ms "${UCX_OURS[@]}" -x UCX_PVRDMA_IDLE_POLL_INTERVAL=1ms
+# The idle wait (issue 19) as it was before it calibrated itself: a fixed
+# 50 us between polls (idle poll scale 0). The default rows above back off to
+# 16 x the measured empty poll (~2 ms on this tier, where a poll takes ~125
+# us; on a host the 50 us floor rules)
+mpi_row btl-idlefixed --mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_idle_poll_scale 0
+mpi_row ucx-idlefixed "${UCX_OURS[@]}" -x UCX_PVRDMA_IDLE_POLL_SCALE=0
 
 # --- UCT: ucx_perftest am_lat / am_bw over uct pvrdma ------------------------
 # A whole run is metered; two lengths, so that the difference is the steady
@@ -171,7 +172,8 @@ cat >"$LOGDIR/foam-meter.sh" <<EOS
 exec "$METER" --label "\${EXITS_KIND:-foam} \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/\${EXITS_KIND:-foam}.\$VALIDATION_RUN_ID" -- "\$@"
 EOS
 # foam: every transport at its defaults; foamidle: the BTL again with the
-# idle wait at 1 ms between polls (OMPI_MCA_ reaches every rank)
+# idle wait's fixed 50 us interval, the default before it calibrated itself
+# (OMPI_MCA_ reaches every rank)
 # (openib only when its ping-pong ran or was tried: the OpenFOAM run would
 # wait 400 s for the same connection)
 foam_list=pvrdma,pvrdma-ucx,ucx-stock,openib
@@ -179,14 +181,14 @@ grep -qE '^openib lat8 why (RDMA-CM cannot connect|not run on this tier)' "$RES"
 for run in "foam:$foam_list" foamidle:pvrdma; do
     only "${run%%:*}" || continue
     ( export EXITS_KIND=${run%%:*}
-      [ "$EXITS_KIND" = foamidle ] && export OMPI_MCA_btl_pvrdma_idle_poll_interval=1000
+      [ "$EXITS_KIND" = foamidle ] && export OMPI_MCA_btl_pvrdma_idle_poll_scale=0
       VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
         --bed-inner --out "$LOGDIR/${run%%:*}" --cases t2np2 --transports "${run#*:}" \
         --ranks-per-host 1 --run-timeout 400 --hostfile /run/tb/hostfile >"$LOGDIR/${run%%:*}.log" 2>&1 )
 done
-for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib pvrdma:btl-idle1ms; do
+for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib pvrdma:btl-idlefixed; do
     row=${t#*:} kind=foam
-    [ "$row" = btl-idle1ms ] && kind=foamidle
+    [ "$row" = btl-idlefixed ] && kind=foamidle
     [ -d "$LOGDIR/$kind" ] || continue
     f=$LOGDIR/spans/$kind.t2np2-${t%%:*}-1
     st=$(awk -F, -v t="${t%%:*}" '$6 == t { print $9; exit }' "$LOGDIR/$kind/results.csv" 2>/dev/null)

@@ -379,6 +379,51 @@ if want "bad input"; then
     fi
 fi
 
+# --- Peer death found by UCP's own keepalive (issue 18) -----------------------
+# Both sides wait in a receive after the checks (-k); node2's process gets
+# kill -9. The client (peer error handling, -e) sends nothing, and the
+# transport's own keepalive is off: UCP's keepalive must find the dead peer
+# through the transport, within 60 s. For an ep created from a worker
+# address (UCX_RESOLVE_REMOTE_EP_ID=n, the default) UCP 1.13 has no remote
+# ep id for its AM-based keepalive and calls uct_ep_check instead: before
+# uct_pvrdma_ep_check existed (2026-11-27) this waited 200 s with no error.
+# RC retry count 6: SoftRoCE retries 7 for ever (tests/bed/faults.sh).
+# PVRDMA_BED_KA_ENV adds client settings by hand (e.g. UCX_LOG_LEVEL=debug
+# shows "ep_check probe" once per keepalive round).
+name="peer death: UCP keepalive finds a killed peer"
+if want "$name"; then
+    PORT=$((PORT + 1))
+    ssh node2 "env $PRELOAD $UCPENV timeout 300 $TAGBIN -k -p $PORT -m 64 -b 0" \
+        >"$LOGDIR/ucp_keepalive.server.log" 2>&1 &
+    spid=$!
+    klog=$(log_name "$name")
+    env "$PRELOAD" $UCPENV ${PVRDMA_BED_KA_ENV:-} UCX_KEEPALIVE_INTERVAL=1s UCX_PVRDMA_KEEPALIVE=0 \
+        UCX_PVRDMA_RETRY_COUNT=6 timeout 300 "$TAGBIN" -e -k -w 200 -p "$PORT" \
+        -m 64 -b 0 node2 >"$klog" 2>&1 &
+    cpid=$!
+    for _ in $(seq 1 120); do
+        grep -q '^waiting (-k)' "$klog" && break
+        kill -0 "$cpid" 2>/dev/null || break
+        sleep 1
+    done
+    if ! grep -q '^waiting (-k)' "$klog"; then
+        fail "$name" "the client never reached its wait (log: $klog)"
+        kill "$cpid" 2>/dev/null
+    else
+        t0=$(date +%s)
+        ssh node2 "pkill -9 -f 'ucp_tag_check -k -p $PORT'"
+        wait "$cpid"
+        rc=$? dt=$(( $(date +%s) - t0 ))
+        line=$(grep -m1 'UCP error: peer failure' "$klog")
+        if [ "$rc" = 2 ] && [ -n "$line" ] && [ "$dt" -le 60 ]; then
+            pass "$name: $dt s after kill -9 ($line)"
+        else
+            fail "$name" "exit $rc after $dt s, wanted exit 2 with 'UCP error: peer failure' within 60 s (log: $klog)"
+        fi
+    fi
+    kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+fi
+
 # Large messages in both directions at once over both MPI paths, bounded by
 # this session's raw ib_write_bw (issue #16): same boot, own script.
 if want "large"; then

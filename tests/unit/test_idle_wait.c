@@ -20,25 +20,52 @@ static uint64_t polls_in(struct pvrdma_common_idle_wait *w, uint64_t ms,
     return polls;
 }
 
+static void busy_us(uint64_t us)
+{
+    uint64_t end = pvrdma_common_now_us() + us;
+
+    while (pvrdma_common_now_us() < end) {
+    }
+}
+
+/* As polls_in, waiting, but every poll let through takes @p poll_us and
+ * finds nothing (an empty poll that traps to a slow hypervisor). */
+static uint64_t slow_polls_in(struct pvrdma_common_idle_wait *w, uint64_t ms,
+                              uint64_t poll_us, uint64_t *calls)
+{
+    uint64_t end = pvrdma_common_now_us() + ms * 1000u, polls = 0;
+
+    *calls = 0;
+    while (pvrdma_common_now_us() < end) {
+        ++*calls;
+        if (pvrdma_common_idle_wait_poll(w, 1)) {
+            ++polls;
+            busy_us(poll_us);
+            pvrdma_common_idle_wait_found(w, 0);
+        }
+    }
+    return polls;
+}
+
 int main(void)
 {
     struct pvrdma_common_idle_wait w;
     uint64_t calls, polls;
 
     /* off: every call polls */
-    pvrdma_common_idle_wait_init(&w, 1000, 0);
+    pvrdma_common_idle_wait_init(&w, 1000, 0, 16);
     polls = polls_in(&w, 20, 1, &calls);
     CHECK_EQ(polls, calls);
     CHECK_EQ(w.skipped, 0);
 
     /* something in flight: every call polls */
-    pvrdma_common_idle_wait_init(&w, 1000, 10000);
+    pvrdma_common_idle_wait_init(&w, 1000, 10000, 0);
     polls = polls_in(&w, 50, 0, &calls);
     CHECK_EQ(polls, calls);
 
     /* waiting: the first 20 ms poll on every call, then one per 10 ms: in
      * 100 ms at most the spin's calls + 8 + 1 */
-    pvrdma_common_idle_wait_init(&w, 20000, 10000);
+    pvrdma_common_idle_wait_init(&w, 20000, 10000, 0);
     polls = polls_in(&w, 100, 1, &calls);
     CHECK(calls > 1000);            /* the loop turned (no sleeping) */
     CHECK(polls < calls);
@@ -58,6 +85,42 @@ int main(void)
     pvrdma_common_idle_wait_found(&w, 3);
     CHECK_EQ(w.quiet_since, 0);
     CHECK(pvrdma_common_idle_wait_poll(&w, 1));   /* the spin again */
+
+    /* scale 0: the interval is the knob, whatever a poll costs */
+    pvrdma_common_idle_wait_init(&w, 0, 50, 0);
+    polls = slow_polls_in(&w, 20, 200, &calls);
+    CHECK_EQ(w.interval_us, 50);
+    CHECK(w.cost_x16 >= 200 * 16);      /* measured all the same */
+
+    /* scale 16 with empty polls of >= 200 us (the nested tier's are ~125):
+     * the interval grows to >= 16 x 200 us, so in 100 ms at most
+     * 100 / 3.2 + 1 polls instead of one per 250 us (400) */
+    pvrdma_common_idle_wait_init(&w, 0, 50, 16);
+    (void)slow_polls_in(&w, 20, 200, &calls);      /* learns the cost */
+    CHECK(w.interval_us >= 16 * 200);
+    CHECK(w.interval_us <= PVRDMA_COMMON_IDLE_POLL_MAX_US);
+    polls = slow_polls_in(&w, 100, 200, &calls);
+    CHECK(polls <= 100 * 1000 / (16 * 200) + 1);
+    CHECK(polls >= 1);
+    CHECK(calls > polls);
+
+    /* a poll of 1 ms x 16 would be 16 ms: capped */
+    pvrdma_common_idle_wait_init(&w, 0, 50, 16);
+    (void)slow_polls_in(&w, 30, 1000, &calls);
+    CHECK_EQ(w.interval_us, PVRDMA_COMMON_IDLE_POLL_MAX_US);
+
+    /* a knob above the cap is the user's word: kept */
+    pvrdma_common_idle_wait_init(&w, 0, 20000, 16);
+    (void)slow_polls_in(&w, 30, 1000, &calls);
+    CHECK_EQ(w.interval_us, 20000);
+
+    /* polls that find completions are not timed (they did work) */
+    pvrdma_common_idle_wait_init(&w, 0, 50, 16);
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+    busy_us(500);
+    pvrdma_common_idle_wait_found(&w, 1);
+    CHECK_EQ(w.cost_x16, 0);
+    CHECK_EQ(w.interval_us, 50);
 
     return test_done("test_idle_wait");
 }
