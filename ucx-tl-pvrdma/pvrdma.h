@@ -575,7 +575,7 @@ int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
 void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
-int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep);
+int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now);
 
 /* pvrdma_ep.c, pvrdma_am.c (eager), pvrdma_rma.c (rendezvous) */
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);

@@ -206,11 +206,18 @@ static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
  * send/recv-only one has no scratch word to write, and QEMU's model turns
  * the WRITE into a SEND the peer has no receive for), with room in the send
  * queue and the CQ. */
+static int uct_pvrdma_ep_has_flush_write(uct_pvrdma_iface_t *iface,
+                                         uct_pvrdma_ep_t *ep)
+{
+    return (ep->state == UCT_PVRDMA_EP_CONNECTED) && iface->rdma_write_ok &&
+           (ep->credit_rx_len == 0);
+}
+
 static int uct_pvrdma_ep_flush_write_admits(uct_pvrdma_iface_t *iface,
                                             uct_pvrdma_ep_t *ep)
 {
-    return (ep->state == UCT_PVRDMA_EP_CONNECTED) && iface->rdma_write_ok &&
-           (ep->credit_rx_len == 0) && uct_pvrdma_txq_has_room(iface, &ep->txq);
+    return uct_pvrdma_ep_has_flush_write(iface, ep) &&
+           uct_pvrdma_txq_has_room(iface, &ep->txq);
 }
 
 
@@ -240,17 +247,21 @@ int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep)
  * visibly).  The peer's device acknowledges it without its process (which
  * may be computing); a dead peer fails it with retry-exceeded, and the ep
  * fails through UCT error handling.  A send/recv-only connection is not
- * probed (it would need a receive and a credit of the peer).  Returns 1
- * when posted. */
-int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep)
+ * probed (it would need a receive and a credit of the peer).  A posted
+ * probe is counted and its completion, not @p now, is the next sign of
+ * life.  Returns 1 when posted. */
+int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
                                                uct_pvrdma_iface_t);
 
-    if ((ep->txq.signaled > 0) || !uct_pvrdma_ep_flush_write_admits(iface, ep)) {
+    if ((ep->txq.signaled > 0) || !uct_pvrdma_ep_flush_write_admits(iface, ep) ||
+        (uct_pvrdma_ep_post_flush_write(iface, ep) != UCS_OK)) {
         return 0;
     }
-    return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;
+    ++iface->keepalives;
+    ep->alive_since = now;
+    return 1;
 }
 
 
@@ -278,15 +289,12 @@ ucs_status_t uct_pvrdma_ep_check(uct_ep_h tl_ep, unsigned flags,
 
     /* failed: already reported; connecting: the connection timeout
      * (CONN_TIMEOUT) fails it; a signalled WR in flight: RC will */
-    if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0) ||
-        !iface->rdma_write_ok || (ep->credit_rx_len != 0)) {
+    if ((ep->txq.signaled > 0) || !uct_pvrdma_ep_has_flush_write(iface, ep)) {
         return UCS_OK;
     }
-    if (!uct_pvrdma_ep_probe(ep)) {
+    if (!uct_pvrdma_ep_probe(ep, ucs_get_time())) {
         return UCS_ERR_NO_RESOURCE; /* no room: UCP tries again */
     }
-    ++iface->keepalives;
-    ep->alive_since = ucs_get_time();
     ucs_debug("pvrdma: ep_check probe on ep %p", ep);
     return UCS_OK;
 }

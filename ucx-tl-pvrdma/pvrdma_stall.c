@@ -202,9 +202,7 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
             continue;
         }
         if (((now - ep->alive_since) >= iface->config.keepalive) &&
-            uct_pvrdma_ep_probe(ep)) {
-            ++iface->keepalives;
-            ep->alive_since = now; /* its completion is the next sign */
+            uct_pvrdma_ep_probe(ep, now)) {
             /* diag, not debug: rare (one per silent ep per period), and
              * the bed's faults test reads it without debug logging, which
              * slows a job's start-up on the emulated bed by ~20 s */
