@@ -209,7 +209,9 @@ typedef struct mca_btl_pvrdma_module_t {
 
     mca_btl_base_module_error_cb_fn_t error_cb;
     bool fatal;               /**< a fatal error was reported */
-    opal_recursive_mutex_t lock;  /**< upcalls may re-enter send */
+    opal_recursive_mutex_t lock;  /**< every op on queues, endpoints and fragment
+                                       state (MPI_THREAD_MULTIPLE); recursive:
+                                       PML callbacks from progress re-enter send */
 } mca_btl_pvrdma_module_t;
 
 /** Template with the ops table (btl_pvrdma_module.c). */

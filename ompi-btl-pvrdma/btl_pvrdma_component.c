@@ -312,13 +312,13 @@ static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
 
     (void) enable_progress_threads;
     *num_btls = 0;
-    /* The BTL takes no locks on its send, free and completion paths (ob1
-     * could complete a fragment twice): under MPI_THREAD_MULTIPLE it
-     * declines, by name, rather than corrupt data. */
+    /* MPI_THREAD_MULTIPLE: every module op that touches queues, endpoints or
+     * fragments' state takes the module lock (OPAL_THREAD_LOCK, a no-op
+     * unless Open MPI runs with threads), as btl/uct does with its context
+     * lock; ob1 drops its own locks before it calls a BTL, so the PML
+     * callbacks our progress makes under the lock cannot deadlock. */
     if (enable_mpi_threads) {
-        opal_show_help(MCA_BTL_PVRDMA_HELP, "thread multiple", true,
-                       opal_process_info.nodename);
-        return NULL;
+        MCA_BTL_PVRDMA_VERBOSE(10, "MPI_THREAD_MULTIPLE: module operations are serialised by its lock");
     }
 
     module = malloc(sizeof(*module));

@@ -104,15 +104,22 @@ mca_btl_base_descriptor_t *mca_btl_pvrdma_alloc(struct mca_btl_base_module_t *bt
 
 int mca_btl_pvrdma_free(struct mca_btl_base_module_t *btl, mca_btl_base_descriptor_t *des)
 {
+    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
     mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) des;
+    bool posted;
 
-    (void) btl;
-    if (frag->posted) {
+    /* under the lock: another thread's progress may be completing this
+     * fragment's WR (frag_send_done tests pml_freed) */
+    OPAL_THREAD_LOCK(&module->lock);
+    posted = frag->posted;
+    if (posted) {
         /* still being read by the HCA: give it back when the WR completes */
         frag->pml_freed = true;
-        return OPAL_SUCCESS;
     }
-    mca_btl_pvrdma_frag_return(frag);
+    OPAL_THREAD_UNLOCK(&module->lock);
+    if (!posted) {
+        mca_btl_pvrdma_frag_return(frag);
+    }
     return OPAL_SUCCESS;
 }
 
@@ -156,6 +163,7 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
     mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
     mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) descriptor;
     mca_btl_pvrdma_endpoint_t *ep = endpoint;
+    bool callback;
     int rc;
 
     frag->endpoint = ep;
@@ -166,14 +174,17 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
                     mca_btl_pvrdma_endpoint_sq_free(ep) > 0 &&
                     pvrdma_common_credits_take(&ep->credits, false))) {
         frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
-        frag->callback = !!(frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
+        /* read before the unlock: once posted, another thread's progress
+         * may complete the fragment and the PML recycle it */
+        callback = !!(frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
+        frag->callback = callback;
         rc = mca_btl_pvrdma_endpoint_post(ep, frag, false);
         OPAL_THREAD_UNLOCK(&module->lock);
         if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
             return rc;
         }
         /* the data was copied: done, unless the PML asked for the callback */
-        return frag->callback ? OPAL_SUCCESS : 1;
+        return callback ? OPAL_SUCCESS : 1;
     }
     /* queued: the PML gets its callback when the send really completes */
     frag->callback = true;

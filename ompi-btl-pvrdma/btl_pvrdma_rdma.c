@@ -163,8 +163,17 @@ int mca_btl_pvrdma_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_
 
     /* RDMA WRs are signalled (the last piece of each op), so the CQ will
      * report them; errors abort through the fatal path, so this ends. */
-    while (rdma_busy(module, endpoint) && !module->fatal) {
-        (void) mca_btl_pvrdma_module_progress(module);
-    }
+    bool busy;
+
+    do {
+        /* the endpoint list and counts under the lock: other threads may
+         * add peers or complete RDMA ops meanwhile */
+        OPAL_THREAD_LOCK(&module->lock);
+        busy = rdma_busy(module, endpoint) && !module->fatal;
+        OPAL_THREAD_UNLOCK(&module->lock);
+        if (busy) {
+            (void) mca_btl_pvrdma_module_progress(module);
+        }
+    } while (busy);
     return module->fatal ? OPAL_ERROR : OPAL_SUCCESS;
 }

@@ -7,7 +7,7 @@
 # Every byte of every message is checked by tests/mpi/mpi_check.
 #   BTL_QUICK=1   message sizes up to 1 MiB only (development)
 #   BTL_TESTS="…" mpi_check tests of the 2x1 section (unset: all)
-#   BTL_ONLY="…"  run only these sections: 2x1 copy kick profile read msgsize 4x2 bad pingpong
+#   BTL_ONLY="…"  run only these sections: 2x1 copy kick profile read msgsize threads 4x2 bad pingpong
 #                 (unset: all but 4x2, which needs 4 guests: tests/bed/hosts4.sh
 #                 runs it on its boot)
 # Every mode a section names is proven from the run: the BTL prints its
@@ -143,6 +143,28 @@ if want msgsize; then
     fork_check "btl max_msg_size 64K" '(protected|not needed)'
 fi
 
+# 3c. MPI_THREAD_MULTIPLE: 2 x 2 ranks, 4 threads per rank at once, each on
+#     a communicator of its own, exchanging 0 B-1 MiB around the ring (eager
+#     sends and rendezvous of different threads interleave on one QP) and
+#     reducing, every byte and element checked (mpi_check threads); then the
+#     same with send/recv copies, where every large message is many
+#     fragments through the BTL's send queue and its queued path.  The BTL
+#     must say that it serialises its operations.
+if want threads; then
+    mpi_check_run "btl 2x2 thread multiple" 900 -np 4 --map-by node --oversubscribe "${BTL[@]}" \
+        --mca btl_base_verbose 10 -- --thread-multiple --quick threads allreduce
+    log=$(log_name "btl 2x2 thread multiple")
+    grep -q 'btl:pvrdma: MPI_THREAD_MULTIPLE: module operations are serialised' "$log" &&
+        pass "btl 2x2 thread multiple: the BTL runs at MPI_THREAD_MULTIPLE, serialised by its lock" ||
+        fail "btl 2x2 thread multiple: the BTL runs at MPI_THREAD_MULTIPLE" "no 'MPI_THREAD_MULTIPLE: module operations are serialised' line (log: $log)"
+    check_ops "btl 2x2 thread multiple: rendezvous by RDMA WRITE" "w > 0 && r == 0" "$log"
+    mpi_check_run "btl 2x2 thread multiple, copies" 900 -np 4 --map-by node --oversubscribe \
+        "${BTL[@]}" --mca btl_base_verbose 10 --mca btl_pvrdma_rdma_write off -- \
+        --thread-multiple --quick threads
+    check_ops "btl 2x2 thread multiple, copies: no RDMA op" "w == 0 && r == 0" \
+        "$(log_name "btl 2x2 thread multiple, copies")"
+fi
+
 # 4. 4 hosts x 2 ranks: same-host pairs also go over the device.
 if want 4x2 && [ "$NHOSTS" -lt 4 ]; then
     fail "btl 4x2" "needs a bed of 4 guests, this one has $NHOSTS (tb run --hosts 4)"
@@ -177,12 +199,6 @@ btl_pvrdma_stall_kick: +-1$' \
 Value: +rxe0:x$' \
         "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_if_include 'rxe0:x' \
         "$MPI_TESTS/mpi_check" --quick p2p
-    # the BTL takes no locks (issue 18): it declines MPI_THREAD_MULTIPLE by
-    # name and points to pml ucx
-    check_fails "btl: MPI_THREAD_MULTIPLE is declined by name" 180 'asked for MPI_THREAD_MULTIPLE, which the pvrdma BTL does
-Use pml ucx with the pvrdma UCX transport instead' \
-        "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" \
-        "$MPI_TESTS/mpi_check" --thread-multiple --quick p2p
 
     # A GID type mismatch between hosts (RoCE v1 against v2) cannot be made
     # on this bed: rxe in Debian's 6.1 kernel has RoCE v2 GIDs only.  Its
