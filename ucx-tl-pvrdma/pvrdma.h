@@ -299,6 +299,9 @@ struct uct_pvrdma_ep {
     int                        fence;       /**< next WR gets IBV_SEND_FENCE */
     ucs_queue_head_t           outstanding; /**< tx descs by sn */
     ucs_queue_head_t           pending;     /**< uct_pending_req_t */
+    int                        dispatching; /**< a pending request's callback
+                                                 runs: it may send (see
+                                                 uct_pvrdma_ep_check_tx_op) */
     ucs_list_link_t            list;        /**< iface->eps */
     ucs_list_link_t            pending_link;/**< iface->pending_eps */
     int                        in_pending_list;

@@ -154,8 +154,12 @@ void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep)
 {
     uct_pending_req_priv_queue_t *priv;
 
+    /* the request being dispatched is off the queue while its callback
+     * sends; later ones stay queued (uct_pvrdma_ep_check_tx_op) */
+    ep->dispatching = 1;
     uct_pending_queue_dispatch(priv, &ep->pending,
                                uct_pvrdma_ep_has_resources(ep));
+    ep->dispatching = 0;
 }
 
 
@@ -401,6 +405,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->rev_chan        = NULL;
     ucs_queue_head_init(&self->outstanding);
     ucs_queue_head_init(&self->pending);
+    self->dispatching     = 0;
     memset(&self->credits, 0, sizeof(self->credits));
 
     /* receives only for credit messages, if the connection turns out to be

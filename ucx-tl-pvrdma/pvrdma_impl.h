@@ -108,9 +108,22 @@ uct_pvrdma_ep_state_status(const uct_pvrdma_ep_t *ep)
 
 
 /**
- * Check the ep can send (connected, WQE and CQ room).  @p put (a constant
- * at every call site) also requires RDMA WRITE on the connection; both
- * variants cost one comparison of the state.
+ * Check the ep can send (connected, nothing waiting in its pending queue,
+ * WQE and CQ room).  @p put (a constant at every call site) also requires
+ * RDMA WRITE on the connection; both variants cost one comparison of the
+ * state.
+ *
+ * The pending test keeps UCT's ordering: a send must not overtake the
+ * requests UCP queued on the ep when it had no resources.  Resources can
+ * come back outside progress (the peer returns credits by RDMA WRITE into
+ * the ep's slot at any time; uct_pvrdma_ep_take_credit reads it), and
+ * inside progress an AM handler may send between the completion that
+ * freed room and the pending dispatch: without the test a later AM went
+ * first (bed, pml ucx, 256 KiB messages both ways with 16 in flight: the
+ * rendezvous RTS of message 38 overtook 34-37, UCP matched it to the
+ * receive of 34 and five receive buffers got each other's data).  While a
+ * pending request's own callback runs (ep->dispatching) it may send: the
+ * dispatcher took it off the queue, the rest stay behind it.
  */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_check_tx_op(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
@@ -119,6 +132,10 @@ uct_pvrdma_ep_check_tx_op(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     if (ucs_unlikely(put ? (ep->state != UCT_PVRDMA_EP_CONNECTED) :
                            (ep->state < UCT_PVRDMA_EP_CONNECTED_SR))) {
         return uct_pvrdma_ep_state_status(ep);
+    }
+
+    if (ucs_unlikely(!ucs_queue_is_empty(&ep->pending)) && !ep->dispatching) {
+        return UCS_ERR_NO_RESOURCE;
     }
 
     if (ucs_unlikely(!uct_pvrdma_txq_has_room(iface, &ep->txq))) {
