@@ -608,6 +608,18 @@ void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
 #define PVRDMA_COMMON_UD_TX_MAX  64
 /** wr_id bit of sends; receives carry their slot index. */
 #define PVRDMA_COMMON_UD_TX_BIT  (UINT64_C(1) << 63)
+/** wr_id bits 32..47: the QP's generation (pvrdma_common_ud_reset()), so a
+ *  completion from before a reset is told from one after it. */
+#define PVRDMA_COMMON_UD_GEN_SHIFT 32
+/**
+ * Every receive ends in a second SGE of this many bytes, one buffer shared
+ * by all receives and never read: a datagram can be as long as the largest
+ * IB MTU whatever our messages are, and on SoftRoCE (Linux 6.1,
+ * rxe_resp.c: copy_data() fails with -EINVAL when the datagram is longer
+ * than the receive, RESPST_ERR_MALFORMED_WQE, class A) one longer datagram
+ * puts the whole UD QP into the error state (issue 41).
+ */
+#define PVRDMA_COMMON_UD_SINK_LEN 4096
 
 #define PVRDMA_COMMON_UD_SECRET_LEN 16
 
@@ -646,8 +658,13 @@ struct pvrdma_common_ud_attr {
 struct pvrdma_common_ud {
     struct ibv_qp *qp;
     struct ibv_mr *mr;
-    uint8_t       *buf;        /**< rx slots (GRH + message), then tx slots */
+    uint8_t       *buf;        /**< rx slots (GRH + message), tx slots, sink */
     uint64_t       tx_busy;    /**< bitmap of tx slots in flight */
+    uint64_t       resets;     /**< times the QP was found in error and reset */
+    enum ibv_wc_status broken_by; /**< the completion that found it broken */
+    uint16_t       gen;        /**< generation of the WRs posted now */
+    bool           broken;     /**< a completion failed: reset it */
+    bool           resetting;  /**< reset; restart once the CQ is drained */
     uint64_t       dropped;    /**< received datagrams that failed the checks */
     uint64_t       forged;     /**< ... of which with a wrong secret */
     uint64_t       spoofed;    /**< came from another QP/GID than they claim
@@ -664,11 +681,14 @@ struct pvrdma_common_ud {
 /** What one completion of the UD QP was. */
 enum pvrdma_common_ud_event {
     PVRDMA_COMMON_UD_SENT,        /**< a send finished, its slot is free */
-    PVRDMA_COMMON_UD_SEND_FAILED, /**< a send failed, its slot is free */
+    PVRDMA_COMMON_UD_SEND_FAILED, /**< a send failed, its slot is free; the
+                                       QP is broken */
     PVRDMA_COMMON_UD_RECEIVED,    /**< a message passed the checks; repost after */
-    PVRDMA_COMMON_UD_DROPPED,     /**< a receive failed or a datagram failed the
-                                       checks; repost */
-    PVRDMA_COMMON_UD_FLUSHED      /**< the QP is going away; do not repost */
+    PVRDMA_COMMON_UD_DROPPED,     /**< a datagram failed the checks, or the
+                                       receive failed (the QP is broken);
+                                       repost (a no-op while broken) */
+    PVRDMA_COMMON_UD_STALE        /**< a WR of before the last reset: nothing
+                                       to do (its slot was posted again) */
 };
 
 /**
@@ -714,10 +734,38 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
 /**
  * @brief Account one completion of the UD QP; for RECEIVED, @p msg points
  *        to the checked message, valid until pvrdma_common_ud_repost().
+ *
+ * A completion that is not a success (an error, or a flush: nothing
+ * destroys the QP while its CQ is polled) means the QP went to the error
+ * state: every receive is lost and every later one too.  It sets
+ * ud->broken; the owner then recovers the QP after its poll loop with
+ * pvrdma_common_ud_reset() and, once the CQ holds no completion from before
+ * the reset, pvrdma_common_ud_restart().  Pure (no verbs call).
  */
 enum pvrdma_common_ud_event
 pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                           const void **msg);
+
+/**
+ * @brief First step of recovering a broken UD QP: move it to RESET (the
+ *        device drops every WR; none of them completes any more, those
+ *        already in the CQ come out of pvrdma_common_ud_complete() as
+ *        STALE) and begin a new generation.  The QP number stays: the peers'
+ *        addresses of it stay valid.  No send slot is handed out until
+ *        pvrdma_common_ud_restart().
+ * @return 0 or errno (ibv_modify_qp).
+ */
+int pvrdma_common_ud_reset(struct pvrdma_common_ud *ud);
+
+/**
+ * @brief Second step, once every completion polled from the CQ was polled
+ *        after pvrdma_common_ud_reset() returned and the CQ was found empty
+ *        (so the QP's new WRs never share the CQ with its old ones): back to
+ *        RTS, every receive posted again (one WR list), every send slot
+ *        free; counts ud->resets.
+ * @return 0 or errno.
+ */
+int pvrdma_common_ud_restart(struct pvrdma_common_ud *ud);
 
 /**
  * @brief Whether the received datagram of @p wc (its buffer @p msg from
@@ -730,7 +778,8 @@ bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                            const void *msg, uint32_t qpn,
                            const union ibv_gid *gid);
 
-/** @brief Post the receive of @p wc again.  @return 0 or errno. */
+/** @brief Post the receive of @p wc again (nothing while the QP is broken
+ *  or being reset: the restart posts every receive).  @return 0 or errno. */
 int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc);
 
 /** @brief An address handle to a peer's UD QP (pvrdma_common_ah_attr_fill).

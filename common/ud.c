@@ -34,16 +34,55 @@ static uint8_t *ud_tx_buf(const struct pvrdma_common_ud *ud, uint32_t index)
            (size_t) index * ud->msg_size;
 }
 
+/* the buffer every receive's second SGE points at (never read) */
+static uint8_t *ud_sink(const struct pvrdma_common_ud *ud)
+{
+    return ud_tx_buf(ud, ud->tx_count);
+}
+
+static uint64_t ud_wr_id(const struct pvrdma_common_ud *ud, uint32_t index)
+{
+    return ((uint64_t) ud->gen << PVRDMA_COMMON_UD_GEN_SHIFT) | index;
+}
+
+/* @p sge: two entries, the slot and the shared sink */
 static void ud_recv_wr(struct pvrdma_common_ud *ud, uint32_t index,
                        struct ibv_recv_wr *wr, struct ibv_sge *sge)
 {
-    sge->addr   = (uintptr_t) ud_rx_buf(ud, index);
-    sge->length = ud_rx_slot(ud);
-    sge->lkey   = ud->mr->lkey;
+    sge[0].addr   = (uintptr_t) ud_rx_buf(ud, index);
+    sge[0].length = ud_rx_slot(ud);
+    sge[0].lkey   = ud->mr->lkey;
+    sge[1].addr   = (uintptr_t) ud_sink(ud);
+    sge[1].length = PVRDMA_COMMON_UD_SINK_LEN;
+    sge[1].lkey   = ud->mr->lkey;
     memset(wr, 0, sizeof(*wr));
-    wr->wr_id   = index;
+    wr->wr_id   = ud_wr_id(ud, index);
     wr->sg_list = sge;
-    wr->num_sge = 1;
+    wr->num_sge = 2;
+}
+
+/* every receive in one list: one doorbell, not rx_count */
+static int ud_post_all(struct pvrdma_common_ud *ud)
+{
+    struct ibv_recv_wr *wrs, *bad;
+    struct ibv_sge *sges;
+    int rc;
+
+    wrs  = calloc(ud->rx_count, sizeof(*wrs));
+    sges = calloc(ud->rx_count, 2 * sizeof(*sges));
+    if ((wrs == NULL) || (sges == NULL)) {
+        free(wrs);
+        free(sges);
+        return ENOMEM;
+    }
+    for (uint32_t i = 0; i < ud->rx_count; ++i) {
+        ud_recv_wr(ud, i, &wrs[i], &sges[2 * i]);
+        wrs[i].next = (i + 1 < ud->rx_count) ? &wrs[i + 1] : NULL;
+    }
+    rc = ibv_post_recv(ud->qp, wrs, &bad);
+    free(wrs);
+    free(sges);
+    return rc;
 }
 
 /* RESET -> INIT -> RTR -> RTS; a UD QP needs no peer for any of them. */
@@ -76,8 +115,6 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
                           const char **what)
 {
     struct ibv_qp_init_attr init;
-    struct ibv_recv_wr *wrs, *bad;
-    struct ibv_sge *sges;
     size_t size;
     int rc;
 
@@ -102,7 +139,7 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
 
     /* whole pages: QEMU's pvrdma model refuses MRs that cross a page */
     size    = (size_t) ud->rx_count * ud_rx_slot(ud) +
-              (size_t) ud->tx_count * ud->msg_size;
+              (size_t) ud->tx_count * ud->msg_size + PVRDMA_COMMON_UD_SINK_LEN;
     *what   = "allocating the UD buffers";
     ud->buf = pvrdma_common_page_alloc(size);
     if (ud->buf == NULL) {
@@ -122,7 +159,7 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     init.cap.max_send_wr  = ud->tx_count;
     init.cap.max_recv_wr  = ud->rx_count;
     init.cap.max_send_sge = 1;
-    init.cap.max_recv_sge = 1;
+    init.cap.max_recv_sge = 2;   /* slot + sink */
     *what  = "ibv_create_qp (UD)";
     ud->qp = ibv_create_qp(attr->pd, &init);
     if (ud->qp == NULL) {
@@ -135,23 +172,8 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
         goto err;
     }
 
-    /* every receive in one list: one doorbell, not rx_count */
     *what = "ibv_post_recv (UD)";
-    wrs   = calloc(ud->rx_count, sizeof(*wrs));
-    sges  = calloc(ud->rx_count, sizeof(*sges));
-    if ((wrs == NULL) || (sges == NULL)) {
-        free(wrs);
-        free(sges);
-        rc = ENOMEM;
-        goto err;
-    }
-    for (uint32_t i = 0; i < ud->rx_count; ++i) {
-        ud_recv_wr(ud, i, &wrs[i], &sges[i]);
-        wrs[i].next = (i + 1 < ud->rx_count) ? &wrs[i + 1] : NULL;
-    }
-    rc = ibv_post_recv(ud->qp, wrs, &bad);
-    free(wrs);
-    free(sges);
+    rc    = ud_post_all(ud);
     if (rc != 0) {
         goto err;
     }
@@ -184,7 +206,7 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud)
                    ((UINT64_C(1) << ud->tx_count) - 1);
     uint32_t index;
 
-    if ((ud->tx_busy & all) == all) {
+    if (((ud->tx_busy & all) == all) || ud->broken || ud->resetting) {
         return NULL;
     }
     index = (uint32_t) __builtin_ctzll(~ud->tx_busy & all);
@@ -209,7 +231,7 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
     sge.length = ud->msg_size;
     sge.lkey   = ud->mr->lkey;
     memset(&wr, 0, sizeof(wr));
-    wr.wr_id             = PVRDMA_COMMON_UD_TX_BIT | index;
+    wr.wr_id             = PVRDMA_COMMON_UD_TX_BIT | ud_wr_id(ud, index);
     wr.sg_list           = &sge;
     wr.num_sge           = 1;
     wr.opcode            = IBV_WR_SEND;
@@ -257,18 +279,31 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
     return hdr;
 }
 
+/* A failed or flushed completion: the QP is in the error state (RC and UD
+ * alike, a failed WR takes its QP there on every device we know). */
+static void ud_mark_broken(struct pvrdma_common_ud *ud, enum ibv_wc_status status)
+{
+    if (!ud->broken) {
+        ud->broken    = true;
+        ud->broken_by = status;
+    }
+}
+
 enum pvrdma_common_ud_event
 pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                           const void **msg)
 {
     *msg = NULL;
+    if ((uint16_t) (wc->wr_id >> PVRDMA_COMMON_UD_GEN_SHIFT) != ud->gen) {
+        return PVRDMA_COMMON_UD_STALE;
+    }
     if (wc->wr_id & PVRDMA_COMMON_UD_TX_BIT) {
         ud->tx_busy &= ~(UINT64_C(1) << (wc->wr_id & 63));
-        return (wc->status == IBV_WC_SUCCESS) ? PVRDMA_COMMON_UD_SENT :
-                                                PVRDMA_COMMON_UD_SEND_FAILED;
-    }
-    if (wc->status == IBV_WC_WR_FLUSH_ERR) {
-        return PVRDMA_COMMON_UD_FLUSHED;   /* QP going away: no repost */
+        if (wc->status != IBV_WC_SUCCESS) {
+            ud_mark_broken(ud, wc->status);
+            return PVRDMA_COMMON_UD_SEND_FAILED;
+        }
+        return PVRDMA_COMMON_UD_SENT;
     }
     if (wc->status == IBV_WC_SUCCESS) {
         const void *rx = ud_rx_buf(ud, (uint32_t) wc->wr_id);
@@ -280,12 +315,50 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                                         ud->version, NULL) != NULL)) {
             ud->forged++;   /* well formed, but not with our secret */
         }
+    } else {
+        ud_mark_broken(ud, wc->status);
+        if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+            return PVRDMA_COMMON_UD_DROPPED;   /* no datagram: not counted */
+        }
     }
     if (*msg == NULL) {
         ud->dropped++;
         return PVRDMA_COMMON_UD_DROPPED;   /* caller reposts */
     }
     return PVRDMA_COMMON_UD_RECEIVED;
+}
+
+int pvrdma_common_ud_reset(struct pvrdma_common_ud *ud)
+{
+    struct ibv_qp_attr attr;
+    int rc;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_RESET;
+    rc = pvrdma_common_qp_modify(ud->qp, &attr, IBV_QP_STATE);
+    if (rc != 0) {
+        return rc;
+    }
+    ud->gen++;
+    ud->tx_busy   = 0;   /* dropped by the device; late ones are STALE */
+    ud->broken    = false;
+    ud->resetting = true;
+    return 0;
+}
+
+int pvrdma_common_ud_restart(struct pvrdma_common_ud *ud)
+{
+    int rc = ud_to_rts(ud->qp, ud->port_num, ud->qkey);
+
+    if (rc == 0) {
+        rc = ud_post_all(ud);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    ud->resetting = false;
+    ud->resets++;
+    return 0;
 }
 
 /* Whether @p grh says the datagram came from @p gid: through libibverbs'
@@ -334,9 +407,12 @@ bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
 int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc)
 {
     struct ibv_recv_wr wr, *bad;
-    struct ibv_sge sge;
+    struct ibv_sge sge[2];
 
-    ud_recv_wr(ud, (uint32_t) wc->wr_id, &wr, &sge);
+    if (ud->broken || ud->resetting) {
+        return 0;   /* pvrdma_common_ud_restart() posts every receive */
+    }
+    ud_recv_wr(ud, (uint32_t) wc->wr_id, &wr, sge);
     return ibv_post_recv(ud->qp, &wr, &bad);
 }
 

@@ -290,6 +290,35 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
     }
 }
 
+/** A completion said the CM QP is in the error state (on SoftRoCE one
+ *  datagram longer than a receive did that before the sink, issue 41):
+ *  reset it, drain what its old WRs left in its CQ, bring it back.  Its
+ *  QP number stays, so the peers reach it again at once; the datagrams
+ *  lost meanwhile are resent by their senders' timers. */
+static void cm_recover(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_cm_t *cm = module->cm;
+    enum ibv_wc_status why = cm->ud.broken_by;
+    struct ibv_wc wc[8];
+    int rc, n;
+
+    rc = pvrdma_common_ud_reset(&cm->ud);
+    /* the CQ is the CM QP's alone: everything in it now is from before */
+    while (0 == rc && (n = ibv_poll_cq(cm->cq, 8, wc)) != 0) {
+        rc = (n < 0) ? EIO : 0;
+    }
+    if (0 == rc) {
+        rc = pvrdma_common_ud_restart(&cm->ud);
+    }
+    if (0 != rc) {
+        mca_btl_pvrdma_error_device(module, "resetting the connection QP", rc);
+        return;
+    }
+    MCA_BTL_PVRDMA_VERBOSE(5, "connection QP 0x%x was in the error state (%s): reset, its "
+                           "receives posted again (%" PRIu64 " resets)", cm->ud.qp->qp_num,
+                           ibv_wc_status_str(why), cm->ud.resets);
+}
+
 static int cm_poll(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_cm_t *cm = module->cm;
@@ -305,7 +334,7 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
                                        ibv_wc_status_str(wc[i].status));
                 continue;
             case PVRDMA_COMMON_UD_SENT:
-            case PVRDMA_COMMON_UD_FLUSHED:
+            case PVRDMA_COMMON_UD_STALE:
                 continue;
             case PVRDMA_COMMON_UD_RECEIVED:
                 cm_handle(module, msg, &wc[i]);
@@ -322,11 +351,16 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
             }
             count++;
         }
+        if (OPAL_UNLIKELY(cm->ud.broken)) {
+            break;   /* the rest of the CQ is the broken QP's flushes */
+        }
     }
     if (n < 0) {
         /* a broken CQ would otherwise leave every connection waiting: end
          * the job with the device's name (as for the data CQ) */
         mca_btl_pvrdma_error_device(module, "ibv_poll_cq (connection CQ)", EIO);
+    } else if (OPAL_UNLIKELY(cm->ud.broken)) {
+        cm_recover(module);
     }
     return count;
 }
@@ -363,6 +397,11 @@ int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module)
     }
     module->cm_idle_count = 0;
     count = cm_poll(module);
+    if (count > 0) {
+        /* something came: look again at the next call, not 64 later (a
+         * flood of strays must not keep a peer's request waiting) */
+        module->cm_idle_count = (uint32_t) mca_btl_pvrdma_component.cm_poll_interval;
+    }
     if (module->connecting_count > 0) {
         cm_check_timers(module);
     }

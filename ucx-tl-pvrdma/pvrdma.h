@@ -652,6 +652,7 @@ ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
+void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained);
 ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep);

@@ -606,7 +606,7 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
 
     switch (pvrdma_common_ud_complete(&iface->ud.dgram, wc, &rx)) {
     case PVRDMA_COMMON_UD_SENT:
-    case PVRDMA_COMMON_UD_FLUSHED:
+    case PVRDMA_COMMON_UD_STALE:
         return;
     case PVRDMA_COMMON_UD_SEND_FAILED:
         ucs_diag("pvrdma: UD send failed: %s", ibv_wc_status_str(wc->status));
@@ -663,6 +663,51 @@ out:
     if (ret != 0) {
         ucs_error("pvrdma: ibv_post_recv(UD qp 0x%x) failed: %s",
                   iface->ud.dgram.qp->qp_num, strerror(ret));
+    }
+}
+
+
+/*
+ * The connection QP went to the error state (a completion failed: on
+ * SoftRoCE one datagram longer than a receive did that before the sink,
+ * issue 41): every receive is lost.  Called after each CQ poll; @p drained
+ * says that poll began after the previous call and left the CQ empty.
+ * Step 1 resets the QP (none of its old WRs completes any more); step 2,
+ * at the first such poll after it, when none of its old completions is in
+ * the shared CQ any more (so old and new never exceed its CQ entries),
+ * brings it back with every receive posted.  Its QP number stays: peers
+ * reach it again at once, and resend what was lost.
+ */
+void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained)
+{
+    struct pvrdma_common_ud *ud = &iface->ud.dgram;
+    const char *step;
+    int ret;
+
+    if (ud->broken) {
+        ucs_diag("pvrdma: %s:%d: connection QP 0x%x is in the error state "
+                 "(%s): resetting it", iface->md->dev_name, iface->port_num,
+                 ud->qp->qp_num, ibv_wc_status_str(ud->broken_by));
+        step = "reset";
+        ret  = pvrdma_common_ud_reset(ud);
+    } else if (drained) {
+        step = "restart";
+        ret  = pvrdma_common_ud_restart(ud);
+        if (ret == 0) {
+            ucs_diag("pvrdma: %s:%d: connection QP 0x%x back, its receives "
+                     "posted again (%" PRIu64 " resets)", iface->md->dev_name,
+                     iface->port_num, ud->qp->qp_num, ud->resets);
+        }
+    } else {
+        return;
+    }
+    if (ret != 0) {
+        /* connections to and from this iface now time out with their own
+         * errors: say why once */
+        ucs_error("pvrdma: %s:%d: connection QP 0x%x: %s failed: %s",
+                  iface->md->dev_name, iface->port_num, ud->qp->qp_num, step,
+                  strerror(ret));
+        ud->broken = ud->resetting = false;
     }
 }
 

@@ -783,13 +783,14 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     uct_pvrdma_iface_print_retries(self);
     /* datagrams on the connection QP that failed common's checks: on a
      * fabric shared with other tenants, worth a line when there were any */
-    ucs_log((self->ud.dgram.dropped > 0) ? UCS_LOG_LEVEL_DIAG :
-                                           UCS_LOG_LEVEL_DEBUG,
+    ucs_log(((self->ud.dgram.dropped > 0) || (self->ud.dgram.resets > 0)) ?
+            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
             "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
             "dropped (%" PRIu64 " without our secret, %" PRIu64 " not from "
-            "the address they claim)", self->md->dev_name, self->port_num,
-            self, self->ud.dgram.dropped, self->ud.dgram.forged,
-            self->ud.dgram.spoofed);
+            "the address they claim), connection QP reset %" PRIu64 " times",
+            self->md->dev_name, self->port_num, self, self->ud.dgram.dropped,
+            self->ud.dgram.forged, self->ud.dgram.spoofed,
+            self->ud.dgram.resets);
     /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
     ucs_log(((self->chans_reaped > 0) || (self->reqs_capped > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,

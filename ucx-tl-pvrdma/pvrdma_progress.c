@@ -163,6 +163,8 @@ uct_pvrdma_wc_is_recv(const uct_pvrdma_txq_t *txq, const struct ibv_wc *wc)
 static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
 {
     struct ibv_wc wcs[iface->config.poll_batch];
+    /* a reset connection QP: is this poll after the reset? */
+    int ud_resetting = iface->ud.dgram.resetting;
     uct_pvrdma_txq_t *txq;
     int i, n;
 
@@ -214,6 +216,9 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
         }
     }
 
+    if (ucs_unlikely(iface->ud.dgram.broken || ud_resetting)) {
+        uct_pvrdma_ud_recover(iface, n < (int)iface->config.poll_batch);
+    }
     return n;
 }
 
@@ -293,7 +298,7 @@ void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
 {
     return (iface->tx_signaled == 0) && (iface->num_connecting == 0) &&
-           (iface->num_unconfirmed == 0) &&
+           (iface->num_unconfirmed == 0) && !iface->ud.dgram.resetting &&
            ucs_list_is_empty(&iface->pending_eps) &&
            ucs_list_is_empty(&iface->deferred_chans) &&
            ucs_list_is_empty(&iface->rx_short_chans);

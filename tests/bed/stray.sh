@@ -21,6 +21,21 @@ cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$TOP/tests/fabric/ud_stray.c"
 # node1's GID the transports use: RoCE v2, IPv4-mapped (index 1 on rxe)
 GID=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/1" 2>/dev/null)
 
+# relay_job NAME LOG STATUS: the job's own "ok"/"not ok" lines as checks
+# "NAME: ...", and its exit status as one more (in this shell, so a failure
+# counts in the suite's status)
+relay_job() {
+    local name=$1 log=$2 rc=$3 l
+    while IFS= read -r l; do
+        case $l in
+            "ok - "*) pass "$name: ${l#ok - }" ;;
+            *) l=${l#not ok - }; fail "$name: ${l%%:*}" "${l#*: } (log: $log)" ;;
+        esac
+    done < <(grep -E '^(not )?ok - ' "$log")
+    [ "$rc" = 0 ] && pass "$name: job exits 0" ||
+        fail "$name: job" "exit $rc: $(mpirun_cause "$log") (log: $log)"
+}
+
 # stray_job NAME LINE_RE -- MPIRUN_ARGS...: runs mpi_check p2p peerwait (rank
 # 1 computes 20 s: the job stays up) with the transport's "connection QP"
 # line (LINE_RE, group 1..4: QPN, Q_Key, size, version) from node1, fires
@@ -58,14 +73,7 @@ stray_job() {
     else
         fail "$name: ud_stray sent its datagrams" "exit $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
     fi
-    grep -E '^(not )?ok - ' "$STRAY_LOG" | while IFS= read -r l; do
-        case $l in
-            "ok - "*) pass "$name: ${l#ok - }" ;;
-            *) l=${l#not ok - }; fail "$name: ${l%%:*}" "${l#*: } (log: $STRAY_LOG)" ;;
-        esac
-    done
-    [ $jrc = 0 ] && pass "$name: job exits 0" ||
-        fail "$name: job" "exit $jrc: $(mpirun_cause "$STRAY_LOG") (log: $STRAY_LOG)"
+    relay_job "$name" "$STRAY_LOG" "$jrc"
 }
 
 # counts_check NAME DROPPED FORGED: the drops were counted and said.  280
@@ -111,4 +119,105 @@ if want_stray ucx; then
         counts_check "$name" "${close% *}" "${close#* }"
     fi
 fi
+# ---- issue 41: any datagram length, a QP in error, a burst while connecting
+
+RECOVER=$LOGDIR/ud_recover
+if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$RECOVER" \
+        "$TOP/tests/fabric/ud_recover.c" "$TOP/build/common/.libs/libpvrdma_common.a" \
+        -libverbs -lhwloc >"$LOGDIR/ud_recover.build" 2>&1; then
+    out=$(timeout 120 "$RECOVER" -d "$DEV:1" -g 1 -n 20 2>&1)
+    rc=$?
+    echo "$out" >"$LOGDIR/ud_recover.log"
+    relay_job "stray ud_recover" "$LOGDIR/ud_recover.log" "$rc"
+    echo "$out" | grep -m1 '^recovered' | sed 's/^/# stray ud_recover: /'
+else
+    fail "stray ud_recover: build tests/fabric/ud_recover.c" "see $LOGDIR/ud_recover.build"
+fi
+
+GID2=$(ssh node2 cat "/sys/class/infiniband/$DEV/ports/1/gids/1" 2>/dev/null)
+BURST_N=${STRAY_BURST_N:-40000}
+# the BTL's and UCX's Q_Keys (constants in their source) with their message
+# versions, so half the datagrams to them look like connection messages,
+# and two guessed ones
+BURST_K=0x50564d41:3,0x1ee7a330:5,0x0badcafe,0x12345678
+
+# burst_job NAME BURST -- MPIRUN_ARGS...: the 4-rank job holds (every rank
+# progresses, nobody talks), BURST=1 starts ud_stray -B on both guests,
+# then the job connects all pairs.  Sets BURST_LOG; returns the job's status.
+burst_job() {
+    local name=$1 burst=$2 go=/tmp/stray-burst-go i pid rc b1="" b2="" out
+    shift 3
+    BURST_LOG=$(log_name "$name")
+    rm -f "$go"; ssh node2 rm -f "$go"
+    timeout -k 10 600 "${MPIRUN[@]}" -np 4 --map-by node --oversubscribe "$@" \
+        "$MPI_TESTS/mpi_check" --quick --hold "$go" allpairs alltoallv >"$BURST_LOG" 2>&1 &
+    pid=$!
+    for i in $(seq 1 180); do
+        [ "$(grep -c 'holds until' "$BURST_LOG")" -ge 4 ] && break
+        sleep 1
+    done
+    if [ "$burst" = 1 ]; then
+        "$BIN" -d "$DEV:1" -g 1 -B "$BURST_N" -T "$GID,$GID2" -K "$BURST_K" \
+            >"$BURST_LOG.node1" 2>&1 &
+        b1=$!
+        ssh node2 "$BIN" -d "$DEV:1" -g 1 -B "$BURST_N" -T "$GID,$GID2" -K "$BURST_K" \
+            >"$BURST_LOG.node2" 2>&1 &
+        b2=$!
+        sleep 1   # both under way: the job connects during the burst
+    fi
+    touch "$go"; ssh node2 touch "$go"
+    if [ "$burst" = 1 ]; then
+        wait "$b1"; rc=$?
+        wait "$b2"; rc=$((rc + $?))
+        out=$(cat "$BURST_LOG.node1" "$BURST_LOG.node2")
+        if [ $rc = 0 ] && [ "$(echo "$out" | grep -c '^burst sent ')" = 2 ]; then
+            pass "$name: ud_stray burst from node1 and node2 ($(echo "$out" | head -n 1 | cut -c7-) | node2: $(echo "$out" | sed -n 's/.* in //p' | tail -n 1))"
+        else
+            fail "$name: ud_stray burst from node1 and node2" "status $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+        fi
+    fi
+    wait "$pid"
+    rc=$?
+    relay_job "$name" "$BURST_LOG" "$rc"
+    return $rc
+}
+
+# setup_time LOG: the allpairs test's seconds (all 6 pairs connected)
+setup_time() { sed -nE 's/^ok - allpairs \(([0-9.]+) s\)$/\1/p' "$1"; }
+
+# burst_counts NAME CLOSE_RE: every rank closed with drops counted and no
+# reset of its connection QP (group 1: dropped, group 2: resets)
+burst_counts() {
+    local name=$1 re=$2 lines n drops resets
+    lines=$(grep -E "$re" "$BURST_LOG" | sed -nE "s/.*$re.*/\\1 \\2/p")
+    n=$(echo "$lines" | grep -c .)
+    drops=$(echo "$lines" | awk '$1 > 0' | wc -l)
+    resets=$(echo "$lines" | awk '{ s += $2 } END { print s + 0 }')
+    if [ "$n" -ge 4 ] && [ "$drops" = "$n" ] && [ "$resets" = 0 ]; then
+        pass "$name: every rank counted drops at close, no connection QP reset ($(echo "$lines" | awk '{ printf "%s%s", sep, $1; sep = "/" }') dropped)"
+    else
+        fail "$name: every rank counted drops at close, no connection QP reset" "$n close lines, $drops with drops, $resets resets (log: $BURST_LOG)"
+    fi
+}
+
+for t in btl ucx; do
+    want_stray $t || continue
+    if [ $t = btl ]; then
+        args=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV" --mca btl_base_verbose 10)
+        close_re='btl:pvrdma: closed .*; ([0-9]+) connection datagrams dropped .* connection QP reset ([0-9]+) times'
+        name="stray burst btl"
+    else
+        mpi_ucx_args args pvrdma,self "$DEV:1"
+        args+=(-x UCX_LOG_LEVEL=diag)
+        close_re=': ([0-9]+) connection datagrams dropped .* connection QP reset ([0-9]+) times'
+        name="stray burst pml ucx"
+    fi
+    burst_job "$name, no burst" 0 -- "${args[@]}"
+    quiet=$(setup_time "$BURST_LOG")
+    if burst_job "$name" 1 -- "${args[@]}"; then
+        burst_counts "$name" "$close_re"
+        pass "$name: set-up of all pairs $(setup_time "$BURST_LOG") s with the burst, ${quiet:-?} s without"
+    fi
+done
+
 bed_summary

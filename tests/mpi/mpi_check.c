@@ -5,7 +5,7 @@
  * @brief Transport-agnostic MPI correctness checks: every byte verified.
  *
  * Usage: mpi_check [--thread-multiple] [--max-size BYTES] [--isends N] [--wait S]
- *                  [--quick] [TEST...]
+ *                  [--hold FILE] [--quick] [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
  * of ranks on one host), allpairs (every rank with every other at once, 3
@@ -28,6 +28,11 @@
  * the wait, so that the bed's meter (scripts/testbed/pvrdma/meter span)
  * counts the doorbells they cost.
  *
+ * --hold FILE: after MPI_Init every rank says "mpi_check: rank R holds" and
+ * makes MPI progress (MPI_Iprobe, no message) until FILE exists on its
+ * host, before any test: the bed starts something on the fabric (a burst
+ * of stray datagrams) and then lets the job connect its peers.
+ *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
  * any test failed.  Needs at least 2 ranks.
@@ -40,7 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common/span_cmd.h"
@@ -898,6 +905,22 @@ static const struct test tests[] = {
     {"metered", test_metered, 1},     {"threads", test_threads, 1},
 };
 
+/* --hold FILE: progress without talking to anyone until FILE exists */
+static void hold(const char *file)
+{
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    struct stat sb;
+    int flag;
+
+    printf("mpi_check: rank %d holds until %s exists\n", rank, file);
+    fflush(stdout);
+    while (stat(file, &sb) != 0) {
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                   MPI_STATUS_IGNORE);
+        nanosleep(&tick, NULL);
+    }
+}
+
 /** Run one test; all ranks agree on the verdict; rank 0 reports. */
 static int run(const struct test *t)
 {
@@ -935,7 +958,7 @@ static int run(const struct test *t)
 
 int main(int argc, char **argv)
 {
-    const char *only[32];
+    const char *only[32], *hold_file = NULL;
     int nonly = 0, failed = 0;
 
     /* --thread-multiple (first argument): MPI_Init_thread with
@@ -956,6 +979,8 @@ int main(int argc, char **argv)
             flood_count = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
             wait_s = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
+            hold_file = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
             max_size = 1u << 20;
             flood_count = 1000;
@@ -969,6 +994,9 @@ int main(int argc, char **argv)
         }
         MPI_Finalize();
         return 1;
+    }
+    if (hold_file != NULL) {
+        hold(hold_file);
     }
     for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); ++t) {
         int selected = nonly == 0 && !tests[t].named_only;

@@ -102,9 +102,95 @@ static void test_psn(void)
     CHECK(a != b);
 }
 
+/* What each completion of the UD QP does to its bookkeeping (no device:
+ * pvrdma_common_ud_complete only reads the slots and the wc). */
+static void test_complete(void)
+{
+    static uint8_t buf[4 * (PVRDMA_COMMON_UD_GRH_LEN + sizeof(struct msg)) +
+                       2 * sizeof(struct msg)];
+    struct pvrdma_common_ud ud;
+    struct ibv_wc wc;
+    const void *msg;
+    struct msg *m;
+
+    memset(&ud, 0, sizeof(ud));
+    ud.buf      = buf;
+    ud.rx_count = 4;
+    ud.tx_count = 2;
+    ud.msg_size = sizeof(struct msg);
+    ud.version  = 5;
+    ud.gen      = 7;
+    CHECK_EQ(pvrdma_common_random_bytes(ud.secret, sizeof(ud.secret)), 0);
+
+    /* a good message in receive slot 2 of this generation */
+    m = (struct msg *)(buf + 2 * (PVRDMA_COMMON_UD_GRH_LEN + sizeof(struct msg)) +
+                       PVRDMA_COMMON_UD_GRH_LEN);
+    m->hdr.type    = 1;
+    m->hdr.version = 5;
+    memcpy(m->hdr.auth, ud.secret, sizeof(ud.secret));
+    memset(&wc, 0, sizeof(wc));
+    wc.wr_id    = ((uint64_t) 7 << PVRDMA_COMMON_UD_GEN_SHIFT) | 2;
+    wc.status   = IBV_WC_SUCCESS;
+    wc.byte_len = PVRDMA_COMMON_UD_GRH_LEN + sizeof(struct msg);
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_RECEIVED);
+    CHECK(msg == m);
+    /* longer than the slot (the rest went to the sink): still checked */
+    wc.byte_len += 1000;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_RECEIVED);
+    /* not our secret: dropped and counted, the QP is fine */
+    m->hdr.auth[0] ^= 1;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_DROPPED);
+    CHECK_EQ(ud.dropped, 1);
+    CHECK_EQ(ud.forged, 1);
+    CHECK(!ud.broken);
+
+    /* a completion of an earlier generation: nothing at all */
+    wc.wr_id = ((uint64_t) 6 << PVRDMA_COMMON_UD_GEN_SHIFT) | 2;
+    wc.status = IBV_WC_LOC_QP_OP_ERR;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_STALE);
+    CHECK(!ud.broken);
+    CHECK_EQ(ud.dropped, 1);
+
+    /* a failed receive (SoftRoCE's answer to a datagram longer than the
+     * receive): dropped, counted, the QP is broken */
+    wc.wr_id = ((uint64_t) 7 << PVRDMA_COMMON_UD_GEN_SHIFT) | 1;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_DROPPED);
+    CHECK(msg == NULL);
+    CHECK(ud.broken);
+    CHECK_EQ(ud.broken_by, IBV_WC_LOC_QP_OP_ERR);
+    CHECK_EQ(ud.dropped, 2);
+    /* the flushes after it carry no datagram: not counted; the first
+     * cause stays */
+    wc.status = IBV_WC_WR_FLUSH_ERR;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_DROPPED);
+    CHECK_EQ(ud.dropped, 2);
+    CHECK_EQ(ud.broken_by, IBV_WC_LOC_QP_OP_ERR);
+    /* no send slot while broken */
+    CHECK(pvrdma_common_ud_tx_get(&ud) == NULL);
+
+    /* sends: a success frees the slot, a failure breaks the QP */
+    ud.broken  = false;
+    ud.tx_busy = 3;
+    wc.wr_id   = PVRDMA_COMMON_UD_TX_BIT | ((uint64_t) 7 << PVRDMA_COMMON_UD_GEN_SHIFT) | 1;
+    wc.status  = IBV_WC_SUCCESS;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_SENT);
+    CHECK_EQ(ud.tx_busy, 1);
+    CHECK(pvrdma_common_ud_tx_get(&ud) != NULL);
+    wc.wr_id  = PVRDMA_COMMON_UD_TX_BIT | ((uint64_t) 7 << PVRDMA_COMMON_UD_GEN_SHIFT);
+    wc.status = IBV_WC_GENERAL_ERR;
+    CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_SEND_FAILED);
+    CHECK_EQ(ud.tx_busy, 0);
+    CHECK(ud.broken);
+    /* while being reset, no slot either */
+    ud.broken    = false;
+    ud.resetting = true;
+    CHECK(pvrdma_common_ud_tx_get(&ud) == NULL);
+}
+
 int main(void)
 {
     test_msg_check();
+    test_complete();
     test_ah_attr();
     test_psn();
     return test_done("test_ud");
