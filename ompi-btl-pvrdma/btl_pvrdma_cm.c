@@ -187,8 +187,9 @@ static void cm_drop(mca_btl_pvrdma_module_t *module, const char *why, const cm_m
                            "%s: %s", (int) msg->hdr.type, OPAL_NAME_PRINT(msg->src), why);
 }
 
-/* A connection grant is at most a receive queue: more is not from us. */
-#define CM_GRANT_MAX 65536u
+/* A connection grant is at most a receive queue: more is not from us.
+ * Credits go back in a 16-bit header field: 65536 would wrap to 0. */
+#define CM_GRANT_MAX UINT16_MAX
 
 static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
                       const struct ibv_wc *wc)

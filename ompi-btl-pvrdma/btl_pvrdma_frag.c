@@ -258,14 +258,18 @@ out_of_resource:
 void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
                                    mca_btl_pvrdma_frag_t *frag, int status)
 {
+    /* who gives the fragment back is known before the callback: in it the
+     * PML may free it (mca_btl_pvrdma_free returns it at once, it is no
+     * longer posted) and another thread may take it again, so nothing of
+     * it is read after the callback (issue 34) */
+    bool ours = (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) || frag->pml_freed;
+
     frag->posted = false;
-    if (frag->signalled) {
-        frag->signalled = false;
-    }
+    frag->signalled = false;
     if (frag->callback && NULL != frag->base.des_cbfunc) {
         frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base, status);
     }
-    if ((frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) || frag->pml_freed) {
+    if (ours) {
         mca_btl_pvrdma_frag_return(frag);
     }
 }
