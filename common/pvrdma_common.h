@@ -661,7 +661,7 @@ struct pvrdma_common_ud {
     uint8_t       *buf;        /**< rx slots (GRH + message), tx slots, sink */
     uint64_t       tx_busy;    /**< bitmap of tx slots in flight */
     uint64_t       resets;     /**< times the QP was found in error and reset */
-    enum ibv_wc_status broken_by; /**< the completion that found it broken */
+    const char    *broken_by;  /**< what found it broken (for the log) */
     uint16_t       gen;        /**< generation of the WRs posted now */
     bool           broken;     /**< a completion failed: reset it */
     bool           resetting;  /**< reset; restart once the CQ is drained */
@@ -745,6 +745,15 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
 enum pvrdma_common_ud_event
 pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                           const void **msg);
+
+/**
+ * @brief Whether the QP is in the error state although no completion said
+ *        so (ibv_query_qp: a device command, so only when a request had no
+ *        answer in time), for a device that flushes nothing when a QP
+ *        goes to the error state.  Sets ud->broken when it is.
+ * @return true when ud->broken is set now.
+ */
+bool pvrdma_common_ud_check_state(struct pvrdma_common_ud *ud);
 
 /**
  * @brief First step of recovering a broken UD QP: move it to RESET (the

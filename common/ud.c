@@ -281,12 +281,27 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
 
 /* A failed or flushed completion: the QP is in the error state (RC and UD
  * alike, a failed WR takes its QP there on every device we know). */
-static void ud_mark_broken(struct pvrdma_common_ud *ud, enum ibv_wc_status status)
+static void ud_mark_broken(struct pvrdma_common_ud *ud, const char *why)
 {
     if (!ud->broken) {
         ud->broken    = true;
-        ud->broken_by = status;
+        ud->broken_by = why;
     }
+}
+
+bool pvrdma_common_ud_check_state(struct pvrdma_common_ud *ud)
+{
+    struct ibv_qp_init_attr init;
+    struct ibv_qp_attr attr;
+
+    if (ud->broken || ud->resetting) {
+        return ud->broken;
+    }
+    if ((ibv_query_qp(ud->qp, &attr, IBV_QP_STATE, &init) == 0) &&
+        (attr.qp_state != IBV_QPS_RTS)) {
+        ud_mark_broken(ud, "found out of RTS by ibv_query_qp");
+    }
+    return ud->broken;
 }
 
 enum pvrdma_common_ud_event
@@ -300,7 +315,7 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
     if (wc->wr_id & PVRDMA_COMMON_UD_TX_BIT) {
         ud->tx_busy &= ~(UINT64_C(1) << (wc->wr_id & 63));
         if (wc->status != IBV_WC_SUCCESS) {
-            ud_mark_broken(ud, wc->status);
+            ud_mark_broken(ud, ibv_wc_status_str(wc->status));
             return PVRDMA_COMMON_UD_SEND_FAILED;
         }
         return PVRDMA_COMMON_UD_SENT;
@@ -316,7 +331,7 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
             ud->forged++;   /* well formed, but not with our secret */
         }
     } else {
-        ud_mark_broken(ud, wc->status);
+        ud_mark_broken(ud, ibv_wc_status_str(wc->status));
         if (wc->status == IBV_WC_WR_FLUSH_ERR) {
             return PVRDMA_COMMON_UD_DROPPED;   /* no datagram: not counted */
         }

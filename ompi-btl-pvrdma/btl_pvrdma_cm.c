@@ -35,6 +35,11 @@ typedef struct cm_msg_t {
     uint8_t rc_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
 } cm_msg_t;
 
+/* a deferred message keeps its GRH and body (mca_btl_pvrdma_cm_deferred_t) */
+_Static_assert(sizeof(cm_msg_t) <= sizeof(((mca_btl_pvrdma_cm_deferred_t *) 0)->slot) -
+                                       PVRDMA_COMMON_UD_GRH_LEN,
+               "cm_msg_t must fit a deferred slot");
+
 int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex_t *modex)
 {
     mca_btl_pvrdma_cm_t *cm = calloc(1, sizeof(*cm));
@@ -197,7 +202,6 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
     struct pvrdma_common_addr_info peer;
     mca_btl_pvrdma_endpoint_t *ep;
     opal_process_name_t dst = msg->dst, src = msg->src;
-    opal_proc_t *proc;
     uint32_t grant = ntohl(msg->grant);
 
     if (0 != opal_compare_proc(dst, OPAL_PROC_MY_NAME)) {
@@ -215,12 +219,22 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
         cm_drop(module, "malformed address or grant", msg);
         return;
     }
-    proc = opal_proc_for_name(src);
-    if (NULL == proc) {
+    ep = mca_btl_pvrdma_endpoint_lookup(module, src);
+    if (NULL == ep) {
+        /* its proc is looked up without the module lock (cm_resolve);
+         * more than fit are dropped: their senders resend */
+        mca_btl_pvrdma_cm_t *cm = module->cm;
+
+        if (cm->ndeferred < MCA_BTL_PVRDMA_CM_DEFER_MAX) {
+            mca_btl_pvrdma_cm_deferred_t *d = &cm->deferred[cm->ndeferred++];
+
+            d->wc = *wc;
+            memcpy(d->slot, (const uint8_t *) msg - PVRDMA_COMMON_UD_GRH_LEN,
+                   PVRDMA_COMMON_UD_GRH_LEN + sizeof(*msg));
+        }
         return;
     }
-    ep = mca_btl_pvrdma_endpoint_get(module, proc);
-    if (NULL == ep || MCA_BTL_PVRDMA_EP_FAILED == ep->state) {
+    if (MCA_BTL_PVRDMA_EP_FAILED == ep->state) {
         return;
     }
     /* the peer's CM QP and GID are in its modex: the datagram must come
@@ -299,7 +313,7 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
 static void cm_recover(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_cm_t *cm = module->cm;
-    enum ibv_wc_status why = cm->ud.broken_by;
+    const char *why = cm->ud.broken_by;
     struct ibv_wc wc[8];
     int rc, n;
 
@@ -317,7 +331,7 @@ static void cm_recover(mca_btl_pvrdma_module_t *module)
     }
     MCA_BTL_PVRDMA_VERBOSE(5, "connection QP 0x%x was in the error state (%s): reset, its "
                            "receives posted again (%" PRIu64 " resets)", cm->ud.qp->qp_num,
-                           ibv_wc_status_str(why), cm->ud.resets);
+                           why, cm->ud.resets);
 }
 
 static int cm_poll(mca_btl_pvrdma_module_t *module)
@@ -371,11 +385,21 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_endpoint_t *ep;
     uint64_t now = pvrdma_common_now_us();
+    bool looked = false;
 
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if ((MCA_BTL_PVRDMA_EP_CONNECTING != ep->state &&
              MCA_BTL_PVRDMA_EP_ACCEPTED != ep->state) || now < ep->cm_deadline_us) {
             continue;
+        }
+        /* no answer in time: is our own connection QP still alive?  A
+         * device that flushes nothing on the error state says so only
+         * here; once per look, a device command */
+        if (!looked) {
+            looked = true;
+            if (pvrdma_common_ud_check_state(&module->cm->ud)) {
+                cm_recover(module);
+            }
         }
         if (++ep->cm_tries > mca_btl_pvrdma_component.connect_retries) {
             mca_btl_pvrdma_error_connect_timeout(ep);
@@ -383,6 +407,30 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
         }
         cm_arm_timer(ep);
         (void) cm_send(ep, MCA_BTL_PVRDMA_EP_CONNECTING == ep->state ? CM_REQ : CM_REP);
+    }
+}
+
+void mca_btl_pvrdma_cm_resolve(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_cm_t *cm = module->cm;
+    mca_btl_pvrdma_cm_deferred_t d[MCA_BTL_PVRDMA_CM_DEFER_MAX];
+    opal_proc_t *procs[MCA_BTL_PVRDMA_CM_DEFER_MAX];
+    int n = cm->ndeferred;
+
+    memcpy(d, cm->deferred, (size_t) n * sizeof(d[0]));
+    cm->ndeferred = 0;
+    OPAL_THREAD_UNLOCK(&module->lock);
+    for (int i = 0; i < n; ++i) {
+        const cm_msg_t *msg = (const void *) (d[i].slot + PVRDMA_COMMON_UD_GRH_LEN);
+
+        procs[i] = opal_proc_for_name(msg->src);
+    }
+    OPAL_THREAD_LOCK(&module->lock);
+    for (int i = 0; i < n; ++i) {
+        /* the endpoint first (modex), then the message as if just received */
+        if (NULL != procs[i] && NULL != mca_btl_pvrdma_endpoint_get(module, procs[i])) {
+            cm_handle(module, (const void *) (d[i].slot + PVRDMA_COMMON_UD_GRH_LEN), &d[i].wc);
+        }
     }
 }
 

@@ -22,10 +22,23 @@ BEGIN_C_DECLS
 
 struct mca_btl_base_endpoint_t;
 
+/** Connection messages from processes this module has no endpoint for yet
+ *  wait here (GRH and message as received, and the completion) until
+ *  mca_btl_pvrdma_cm_resolve() looks their processes up without the module
+ *  lock. */
+#define MCA_BTL_PVRDMA_CM_DEFER_MAX 16
+
+typedef struct mca_btl_pvrdma_cm_deferred_t {
+    struct ibv_wc wc;
+    uint8_t slot[PVRDMA_COMMON_UD_GRH_LEN + 128];
+} mca_btl_pvrdma_cm_deferred_t;
+
 typedef struct mca_btl_pvrdma_cm_t {
     struct ibv_cq *cq;                  /**< the UD QP's own CQ */
     struct pvrdma_common_ud ud;         /**< QP, slots, checks, Q_Key (common/ud.c) */
     struct pvrdma_common_addr_info local;
+    mca_btl_pvrdma_cm_deferred_t deferred[MCA_BTL_PVRDMA_CM_DEFER_MAX];
+    int ndeferred;
 } mca_btl_pvrdma_cm_t;
 
 /** @brief Create the UD QP, post its receives and fill the modex data. */
@@ -42,6 +55,15 @@ void mca_btl_pvrdma_cm_connected(struct mca_btl_base_endpoint_t *ep);
 
 /** @brief Poll the CM CQ when due and resend timed-out requests. @return events */
 int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module);
+
+/**
+ * @brief Handle the deferred messages from processes without an endpoint:
+ *        their opal_proc_t is looked up with the module lock released
+ *        (called with it held, returns with it held).  opal_proc_for_name
+ *        takes ompi_proc_lock, which a thread adding a peer holds while it
+ *        waits for the module lock in our add_procs (issue 34).
+ */
+void mca_btl_pvrdma_cm_resolve(mca_btl_pvrdma_module_t *module);
 
 END_C_DECLS
 

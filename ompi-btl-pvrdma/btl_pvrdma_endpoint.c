@@ -57,12 +57,24 @@ static void endpoint_destruct(mca_btl_pvrdma_endpoint_t *ep)
 OBJ_CLASS_INSTANCE(mca_btl_pvrdma_endpoint_t, opal_list_item_t, endpoint_construct,
                    endpoint_destruct);
 
-static uint64_t name_key(const opal_proc_t *proc)
+static uint64_t name_key(opal_process_name_t name)
 {
     uint64_t key;
 
-    memcpy(&key, &proc->proc_name, sizeof(key));
+    memcpy(&key, &name, sizeof(key));
     return key;
+}
+
+mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_lookup(mca_btl_pvrdma_module_t *module,
+                                                          opal_process_name_t name)
+{
+    mca_btl_pvrdma_endpoint_t *ep = NULL;
+
+    if (OPAL_SUCCESS != opal_hash_table_get_value_uint64(&module->proc_to_ep, name_key(name),
+                                                         (void **) &ep)) {
+        return NULL;
+    }
+    return ep;
 }
 
 mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *module,
@@ -75,8 +87,8 @@ mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *
     size_t size = 0;
     int rc;
 
-    if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&module->proc_to_ep, name_key(proc),
-                                                         (void **) &ep)) {
+    ep = mca_btl_pvrdma_endpoint_lookup(module, proc->proc_name);
+    if (NULL != ep) {
         return ep;
     }
 
@@ -112,7 +124,7 @@ mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *
     memcpy(ep->peer_secret, modex->secret, sizeof(ep->peer_secret));
     free(modex);
     opal_list_append(&module->endpoints, &ep->super);
-    (void) opal_hash_table_set_value_uint64(&module->proc_to_ep, name_key(proc), ep);
+    (void) opal_hash_table_set_value_uint64(&module->proc_to_ep, name_key(proc->proc_name), ep);
     return ep;
 }
 
@@ -436,7 +448,8 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
 }
 
 void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
-                                           mca_btl_pvrdma_frag_t *frag, int status)
+                                           mca_btl_pvrdma_frag_t *frag, int status,
+                                           mca_btl_pvrdma_done_t *done)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
     mca_btl_pvrdma_frag_t *f;
@@ -449,9 +462,9 @@ void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
         ep->sends_retired++;
         module->sq_posted--;
         if (MCA_BTL_PVRDMA_FRAG_RDMA == f->kind) {
-            mca_btl_pvrdma_rdma_done(module, f, status);
+            mca_btl_pvrdma_rdma_done(module, f, status, done);
         } else {
-            mca_btl_pvrdma_frag_send_done(module, f, status);
+            mca_btl_pvrdma_frag_send_done(module, f, status, done);
         }
         if (f == frag) {
             break;

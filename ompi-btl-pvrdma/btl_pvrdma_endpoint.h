@@ -100,6 +100,11 @@ static inline uint32_t mca_btl_pvrdma_endpoint_sq_free(const mca_btl_pvrdma_endp
     return ring < budget ? ring : budget;
 }
 
+/** @brief The endpoint of the process named @p name, or NULL when this
+ *  module has none yet (no lookup beyond its own table). */
+mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_lookup(mca_btl_pvrdma_module_t *module,
+                                                          opal_process_name_t name);
+
 /** @brief Find or create the endpoint of @p proc (no QP yet). */
 mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *module,
                                                        opal_proc_t *proc);
@@ -125,9 +130,11 @@ int mca_btl_pvrdma_endpoint_repost_batched(mca_btl_pvrdma_endpoint_t *ep);
 int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
                                  bool force_signal);
 
-/** @brief Complete every ring entry up to and including @p frag. */
+/** @brief Complete every ring entry up to and including @p frag; their
+ *  callbacks go to @p done. */
 void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
-                                           mca_btl_pvrdma_frag_t *frag, int status);
+                                           mca_btl_pvrdma_frag_t *frag, int status,
+                                           mca_btl_pvrdma_done_t *done);
 
 /** @brief Queue @p frag behind earlier work (connection, credits, SQ). */
 void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag);

@@ -256,22 +256,47 @@ out_of_resource:
 }
 
 void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
-                                   mca_btl_pvrdma_frag_t *frag, int status)
+                                   mca_btl_pvrdma_frag_t *frag, int status,
+                                   mca_btl_pvrdma_done_t *done)
 {
+    (void) module;
     /* who gives the fragment back is known before the callback: in it the
      * PML may free it (mca_btl_pvrdma_free returns it at once, it is no
      * longer posted) and another thread may take it again, so nothing of
      * it is read after the callback (issue 34) */
-    bool ours = (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) || frag->pml_freed;
-
+    frag->done_return = (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) ||
+                        frag->pml_freed;
     frag->posted = false;
     frag->signalled = false;
-    if (frag->callback && NULL != frag->base.des_cbfunc) {
-        frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base, status);
+    mca_btl_pvrdma_done_add(done, frag, status);
+}
+
+void mca_btl_pvrdma_done_run(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_done_t *done)
+{
+    mca_btl_pvrdma_frag_t *frag, *next;
+
+    for (frag = done->head; NULL != frag; frag = next) {
+        next = frag->done_next;   /* the callback may free and reuse frag */
+        if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
+            if (NULL != frag->rdma_cbfunc) {
+                frag->rdma_cbfunc(&module->super, frag->endpoint, frag->local_address,
+                                  frag->local_handle, frag->rdma_cbcontext,
+                                  frag->rdma_cbdata, frag->done_status);
+            }
+            mca_btl_pvrdma_frag_return(frag);
+            continue;
+        }
+        bool ours = frag->done_return;
+
+        if (frag->callback && NULL != frag->base.des_cbfunc) {
+            frag->base.des_cbfunc(&module->super, frag->endpoint, &frag->base,
+                                  frag->done_status);
+        }
+        if (ours) {
+            mca_btl_pvrdma_frag_return(frag);
+        }
     }
-    if (ours) {
-        mca_btl_pvrdma_frag_return(frag);
-    }
+    mca_btl_pvrdma_done_init(done);
 }
 
 /** Post a header-only message carrying every credit we owe @p ep.

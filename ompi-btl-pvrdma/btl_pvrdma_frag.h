@@ -56,7 +56,40 @@ typedef struct mca_btl_pvrdma_frag_t {
     void *local_address;
     mca_btl_base_registration_handle_t *local_handle;
     int rdma_status;
+
+    /* completed, its PML callback not run yet (mca_btl_pvrdma_done_t) */
+    struct mca_btl_pvrdma_frag_t *done_next;
+    int done_status;
+    bool done_return;  /**< give it back after the callback */
 } mca_btl_pvrdma_frag_t;
+
+/**
+ * Fragments whose WRs completed under the module lock; their PML callbacks
+ * run after it is released (mca_btl_pvrdma_done_run).  A PML callback may
+ * take Open MPI's own locks (ob1 asks the BML for a new peer's endpoint
+ * under ompi_proc_lock, which a thread adding that peer holds while it
+ * calls our add_procs, which takes the module lock): calling up with the
+ * module lock held could deadlock two threads (issue 34).
+ */
+typedef struct mca_btl_pvrdma_done_t {
+    mca_btl_pvrdma_frag_t *head;
+    mca_btl_pvrdma_frag_t **tail;
+} mca_btl_pvrdma_done_t;
+
+static inline void mca_btl_pvrdma_done_init(mca_btl_pvrdma_done_t *done)
+{
+    done->head = NULL;
+    done->tail = &done->head;
+}
+
+static inline void mca_btl_pvrdma_done_add(mca_btl_pvrdma_done_t *done,
+                                           mca_btl_pvrdma_frag_t *frag, int status)
+{
+    frag->done_next = NULL;
+    frag->done_status = status;
+    *done->tail = frag;
+    done->tail = &frag->done_next;
+}
 
 OBJ_CLASS_DECLARATION(mca_btl_pvrdma_frag_t);
 
@@ -101,11 +134,18 @@ int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
                          mca_btl_base_tag_t tag, mca_btl_base_descriptor_t **descriptor);
 
 /**
- * @brief A send-queue WR of @p frag finished (in order): run callbacks and
- *        give the fragment back where its owner allows.
+ * @brief A send-queue WR of @p frag finished (in order): its bookkeeping
+ *        now (module lock held), its callback and return in @p done.
  */
 void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
-                                   mca_btl_pvrdma_frag_t *frag, int status);
+                                   mca_btl_pvrdma_frag_t *frag, int status,
+                                   mca_btl_pvrdma_done_t *done);
+
+/**
+ * @brief Run the callbacks of @p done in completion order and give the
+ *        fragments back where their owners allow.  Module lock not held.
+ */
+void mca_btl_pvrdma_done_run(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_done_t *done);
 
 /** @brief Send an explicit credit-return message if one is due. */
 void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,

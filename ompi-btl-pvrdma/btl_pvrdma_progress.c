@@ -37,8 +37,19 @@ static mca_btl_pvrdma_endpoint_t *recv_endpoint(mca_btl_pvrdma_module_t *module,
     return ep;
 }
 
-static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
-                        mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc)
+/** A received message, its bookkeeping done (module lock held), its
+ *  upcall to the PML after the lock is released (mca_btl_pvrdma_done_t
+ *  says why). */
+typedef struct {
+    mca_btl_pvrdma_frag_t *frag;
+    mca_btl_pvrdma_endpoint_t *ep;
+    uint32_t len;   /**< payload bytes; UINT32_MAX: credits only, no upcall */
+} recv_upcall_t;
+
+/** @return false when the message is malformed (the job is ended). */
+static bool handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
+                        mca_btl_pvrdma_endpoint_t *ep, const struct ibv_wc *wc,
+                        recv_upcall_t *up)
 {
     mca_btl_pvrdma_hdr_t *hdr = frag->hdr;
     uint32_t byte_len = wc->byte_len;
@@ -49,7 +60,7 @@ static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
         mca_btl_pvrdma_error_message(ep, wc->qp_num, byte_len,
                                      byte_len < sizeof(*hdr) ? 0 : hdr->tag,
                                      byte_len < sizeof(*hdr) ? 0 : hdr->flags, (int) wc->opcode);
-        return;
+        return false;
     }
 
     module->recvs_posted--;
@@ -61,16 +72,28 @@ static void handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
     if (hdr->credits > 0) {
         (void) pvrdma_common_credits_add(&ep->credits, hdr->credits);
     }
-    if (OPAL_LIKELY(!(hdr->flags & MCA_BTL_PVRDMA_HDR_CREDIT_ONLY))) {
-        mca_btl_base_segment_t seg = {.seg_addr.pval = hdr + 1,
-                                      .seg_len = byte_len - sizeof(*hdr)};
-        mca_btl_base_descriptor_t des = {.des_segments = &seg, .des_segment_count = 1};
-        const mca_btl_active_message_callback_t *reg =
-            mca_btl_base_active_message_trigger + hdr->tag;
+    up->frag = frag;
+    up->ep = ep;
+    up->len = (hdr->flags & MCA_BTL_PVRDMA_HDR_CREDIT_ONLY) ? UINT32_MAX
+                                                            : byte_len - (uint32_t) sizeof(*hdr);
+    return true;
+}
 
-        reg->cbfunc(&module->super, hdr->tag, &des, reg->cbdata);
-    }
+/** The PML's callback for @p up (module lock not held). */
+static void recv_upcall(mca_btl_pvrdma_module_t *module, const recv_upcall_t *up)
+{
+    mca_btl_pvrdma_hdr_t *hdr = up->frag->hdr;
+    mca_btl_base_segment_t seg = {.seg_addr.pval = hdr + 1, .seg_len = up->len};
+    mca_btl_base_descriptor_t des = {.des_segments = &seg, .des_segment_count = 1};
+    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + hdr->tag;
 
+    reg->cbfunc(&module->super, hdr->tag, &des, reg->cbdata);
+}
+
+/** After the upcall: the buffer goes back (module lock held). */
+static void recv_release(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
+                         mca_btl_pvrdma_endpoint_t *ep)
+{
     /* queue the buffer for the batched repost */
     if (NULL == module->srq) {
         frag->wr.recv.next = NULL == ep->repost_head ? NULL : &ep->repost_head->wr.recv;
@@ -120,11 +143,20 @@ static const char *op_name(const mca_btl_pvrdma_frag_t *frag, enum ibv_wc_status
     return IBV_WR_RDMA_READ == frag->wr.send.opcode ? "RDMA READ" : "RDMA WRITE";
 }
 
+/** Poll the CQ once (module lock held on entry and on return).  The
+ *  completions' PML callbacks run with the lock released (see
+ *  mca_btl_pvrdma_done_t); receive buffers go back after their upcall. */
 static int poll_cq(mca_btl_pvrdma_module_t *module)
 {
     struct ibv_wc wc[MCA_BTL_PVRDMA_POLL_BATCH];
+    /* the peers of the completions, then those finish_batch takes */
+    mca_btl_pvrdma_endpoint_t *seen[MCA_BTL_PVRDMA_POLL_BATCH];
     mca_btl_pvrdma_endpoint_t *touched[MCA_BTL_PVRDMA_POLL_BATCH];
-    int n, ntouched = 0;
+    recv_upcall_t ups[MCA_BTL_PVRDMA_POLL_BATCH];
+    mca_btl_pvrdma_done_t done;
+    int n, nseen = 0, ntouched = 0, nups = 0;
+
+    mca_btl_pvrdma_done_init(&done);
 
     n = ibv_poll_cq(module->cq, MCA_BTL_PVRDMA_POLL_BATCH, wc);
     if (OPAL_UNLIKELY(n < 0)) {
@@ -144,11 +176,11 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
                 mca_btl_pvrdma_error_completion(module, ep, &wc[i], "receive");
                 continue;
             }
-            handle_recv(module, frag, ep, &wc[i]);
-            if (!ep->touched) {
-                ep->touched = true;
-                touched[ntouched++] = ep;
+            if (!handle_recv(module, frag, ep, &wc[i], &ups[nups])) {
+                continue;
             }
+            nups++;
+            seen[nseen++] = ep;
             continue;
         }
 
@@ -167,8 +199,33 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
                                             op_name(frag, wc[i].status));
             continue;
         }
-        mca_btl_pvrdma_endpoint_ring_complete(ep, frag, OPAL_SUCCESS);
-        if (!opal_list_is_empty(&ep->pending) && !ep->touched) {
+        mca_btl_pvrdma_endpoint_ring_complete(ep, frag, OPAL_SUCCESS, &done);
+        seen[nseen++] = ep;
+    }
+    if (nups > 0 || NULL != done.head) {
+        /* upcalls without the module lock (a PML callback may send through
+         * us, which takes it again, or take Open MPI's own locks) */
+        OPAL_THREAD_UNLOCK(&module->lock);
+        mca_btl_pvrdma_done_run(module, &done);
+        for (int i = 0; i < nups; ++i) {
+            if (UINT32_MAX != ups[i].len) {
+                recv_upcall(module, &ups[i]);
+            }
+        }
+        OPAL_THREAD_LOCK(&module->lock);
+        for (int i = 0; i < nups; ++i) {
+            recv_release(module, ups[i].frag, ups[i].ep);
+        }
+    }
+    /* Which peers need a repost, credits or their queued sends started:
+     * decided now that the lock is held again (meanwhile another thread's
+     * finish_batch may have taken some; the buffers released above must
+     * not wait for the next message of their peer). */
+    for (int i = 0; i < nseen; ++i) {
+        mca_btl_pvrdma_endpoint_t *ep = seen[i];
+
+        if (!ep->touched && (ep->repost_count > 0 || ep->srq_consumed > 0 ||
+                             !opal_list_is_empty(&ep->pending))) {
             ep->touched = true;
             touched[ntouched++] = ep;
         }
@@ -388,7 +445,7 @@ static bool only_waiting(const mca_btl_pvrdma_module_t *module)
 {
     return 0 == module->sends_outstanding && 0 == module->pending_count &&
            0 == module->credits_owed_count && 0 == module->connecting_count &&
-           (NULL == module->cm || 0 == module->cm->ud.tx_busy);
+           (NULL == module->cm || (0 == module->cm->ud.tx_busy && 0 == module->cm->ndeferred));
 }
 
 int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
@@ -432,6 +489,9 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
                 count += mca_btl_pvrdma_endpoint_progress_pending(ep);
             }
         }
+    }
+    if (OPAL_UNLIKELY(NULL != module->cm && module->cm->ndeferred > 0)) {
+        mca_btl_pvrdma_cm_resolve(module);
     }
     peer_watch(module);
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_VERBOSE_ON(10))) {

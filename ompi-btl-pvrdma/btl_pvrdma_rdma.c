@@ -129,17 +129,12 @@ int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
 }
 
 void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
-                              int status)
+                              int status, mca_btl_pvrdma_done_t *done)
 {
-    mca_btl_pvrdma_endpoint_t *ep = frag->endpoint;
-
+    (void) module;
     frag->posted = false;
-    ep->rdma_outstanding--;
-    if (NULL != frag->rdma_cbfunc) {
-        frag->rdma_cbfunc(&module->super, ep, frag->local_address, frag->local_handle,
-                          frag->rdma_cbcontext, frag->rdma_cbdata, status);
-    }
-    mca_btl_pvrdma_frag_return(frag);
+    frag->endpoint->rdma_outstanding--;
+    mca_btl_pvrdma_done_add(done, frag, status);   /* callback and return */
 }
 
 static bool rdma_busy(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *endpoint)

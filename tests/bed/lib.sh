@@ -112,9 +112,51 @@ log_name() { echo "$LOGDIR/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').log"; 
 # is read-only in the guests).
 MPI_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../mpi" && pwd)
 
+# dump_stacks: the threads of every mpi_check on every node, as gdb sees
+# them (a hung job's last word: which lock, which call).
+dump_stacks() {
+    local n cmd='for p in $(pgrep -x mpi_check); do echo "--- $(hostname) pid $p"; timeout 90 gdb -p "$p" -batch -nx -ex "thread apply all bt" 2>&1 | grep -E "^(Thread|#)"; done'
+    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+        if [ "$n" = "$(hostname)" ]; then bash -c "$cmd"; else ssh "$n" "$cmd"; fi
+    done
+}
+
+# run_dumping T LOG CMD...: CMD (an mpirun) with its output in LOG; if it
+# still runs after T seconds, dump_stacks goes into LOG before it is ended
+# (TERM, then KILL 10 s later), and the status is 124, as timeout(1)'s.
+run_dumping() {
+    local t=$1 log=$2 pid w rc
+    shift 2
+    "$@" >"$log" 2>&1 &
+    pid=$!
+    (
+        sleep "$t"
+        kill -0 "$pid" 2>/dev/null || exit 0
+        touch "$log.hung"
+        echo "=== still running after ${t}s: the threads of every mpi_check (gdb)" >>"$log"
+        dump_stacks >>"$log" 2>&1
+        kill -TERM "$pid" 2>/dev/null
+        sleep 10
+        kill -KILL "$pid" 2>/dev/null
+    ) &
+    w=$!
+    wait "$pid"
+    rc=$?
+    pkill -P "$w" 2>/dev/null
+    kill "$w" 2>/dev/null
+    wait "$w" 2>/dev/null
+    if [ -e "$log.hung" ]; then
+        rm -f "$log.hung"
+        rc=124
+    fi
+    return $rc
+}
+
 # mpi_check_run PREFIX TIMEOUT MPIRUN-ARGS... -- PROGRAM-ARGS...
 # Runs tests/mpi/mpi_check; each of its "ok - X" / "not ok - X: why" lines
-# becomes a check "PREFIX: X"; the run's exit status is one more check.
+# becomes a check "PREFIX: X"; the run's exit status is one more check.  A
+# run still going after TIMEOUT has every rank's threads dumped (gdb) into
+# its log before it is ended (run_dumping).
 # A suite that selects checks by name defines want_check NAME.
 mpi_check_run() {
     local prefix=$1 t=$2 log rc line margs=()
@@ -123,7 +165,7 @@ mpi_check_run() {
     [ $# -gt 0 ] && shift
     if declare -F want_check >/dev/null && ! want_check "$prefix"; then return 0; fi
     log=$(log_name "$prefix")
-    timeout -k 10 "$t" "${MPIRUN[@]}" "${margs[@]}" "$MPI_TESTS/mpi_check" "$@" >"$log" 2>&1
+    run_dumping "$t" "$log" "${MPIRUN[@]}" "${margs[@]}" "$MPI_TESTS/mpi_check" "$@"
     rc=$?
     while IFS= read -r line; do
         case $line in
@@ -133,7 +175,7 @@ mpi_check_run() {
         esac
     done < <(grep -E '^(not )?ok - ' "$log")
     if [ $rc = 0 ]; then pass "$prefix: run exits 0"
-    elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s (log: $log)"
+    elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s, every rank's threads dumped into the log (log: $log)"
     elif line=$(all_finalized_wo_sync "$log"); then
         pass "$prefix: run exits 0 but for Open MPI's exit-without-sync race (all $line ranks finalized, then mpirun called one 'exiting improperly': open-mpi/ompi#7833)"
     else fail "$prefix: run" "exit $rc: $(mpirun_cause "$log") (log: $log)"

@@ -21,7 +21,8 @@
  * fork (registered buffers written and sent again after fork() and
  * system(): test_fork), threads (4 threads per rank, each on its own
  * communicator, ring exchanges and reductions at once: needs
- * --thread-multiple) and metered (200 8-byte round trips between ranks 0
+ * --thread-multiple), lazy (the first contact of every pair from several
+ * threads at once, before anything else: needs --thread-multiple) and metered (200 8-byte round trips between ranks 0
  * and 1, then rank 0 waits 3 s in MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in
  * rank 0's environment, rank 0 runs "CMD start" and "CMD stop lat 8"
  * (system(3)) around exactly those messages, and "CMD stop idle 8" around
@@ -886,23 +887,98 @@ static void test_threads(void)
     }
 }
 
+/* lazy: the first contact of every pair from several threads at once.
+ * Thread k (1..nprocs-1, at most 7) of rank r sends to r+k and receives
+ * from r-k, tag 100+k, on MPI_COMM_WORLD, LAZY_ROUNDS rounds of 256 KiB,
+ * 8 B and 12 KiB (a rendezvous first, whose ACK the receiver's progress
+ * sends back, then eager), every byte checked.  It runs before anything else
+ * (no barrier first: mpi_check runs it first), so each thread's first
+ * message goes to a peer nobody on its rank has talked to: Open MPI adds
+ * that peer (its BTLs' add_procs) from that thread while the others are in
+ * progress receiving from their own new peers (issue 34: the BTL called the
+ * PML back with its lock held, which can deadlock against add_procs). */
+enum { LAZY_THREADS = 7, LAZY_ROUNDS = 12 };
+
+struct lazy_thread {
+    pthread_t tid;
+    int k;
+};
+
+static void *lazy_main(void *arg)
+{
+    /* the first is a rendezvous: the receiver's progress answers it (ob1
+     * asks the BML for the sender's endpoint in that callback) while the
+     * thread that sends to the same peer may be adding it */
+    static const size_t sizes[] = {262144, 8, 12288};
+    const struct lazy_thread *t = arg;
+    const int to = (rank + t->k) % nprocs, from = (rank - t->k + nprocs) % nprocs;
+    unsigned char *sb = malloc(262144), *rb = malloc(262144);
+
+    for (int round = 0; round < LAZY_ROUNDS && sb != NULL && rb != NULL; ++round) {
+        size_t len = sizes[round % 3];
+        uint64_t msg = (uint64_t) round * 8u + (uint64_t) t->k;
+        MPI_Request req;
+        MPI_Status st;
+
+        tp_fill(sb, len, msg_key("lazy", msg, rank, to));
+        memset(rb, 0, len);
+        MPI_Isend(sb, (int) len, MPI_BYTE, to, 100 + t->k, MPI_COMM_WORLD, &req);
+        MPI_Recv(rb, (int) len, MPI_BYTE, from, 100 + t->k, MPI_COMM_WORLD, &st);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (check_count(&st, len, "lazy") ||
+            check(rb, len, msg_key("lazy", msg, from, rank), "lazy", from)) {
+            break;
+        }
+    }
+    if (sb == NULL || rb == NULL) {
+        fail("lazy: rank %d thread %d: out of memory", rank, t->k);
+    }
+    free(sb);
+    free(rb);
+    return NULL;
+}
+
+static void test_lazy(void)
+{
+    struct lazy_thread t[LAZY_THREADS];
+    int n = (nprocs - 1 < LAZY_THREADS) ? nprocs - 1 : LAZY_THREADS, started = 0;
+
+    if (thread_level != MPI_THREAD_MULTIPLE) {
+        fail("lazy: MPI_THREAD_MULTIPLE not provided (level %d): run with --thread-multiple",
+             thread_level);
+        return;
+    }
+    for (; started < n; ++started) {
+        t[started].k = started + 1;
+        if (pthread_create(&t[started].tid, NULL, lazy_main, &t[started]) != 0) {
+            fprintf(stderr, "mpi_check: rank %d cannot start thread %d\n", rank, started);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    for (int i = 0; i < started; ++i) {
+        pthread_join(t[i].tid, NULL);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 
 struct test {
     const char *name;
     void (*fn)(void);
     int named_only;   /* run only when named on the command line */
+    int no_barrier;   /* runs first, without the barrier before it */
 };
 
 static const struct test tests[] = {
-    {"p2p", test_p2p, 0},             {"nb", test_nb, 0},
-    {"same_host", test_same_host, 0}, {"allpairs", test_allpairs, 0},
-    {"flood", test_flood, 0},         {"allreduce", test_allreduce, 0},
-    {"alltoall", test_alltoall, 0},   {"alltoallv", test_alltoallv, 0},
-    {"bcast", test_bcast, 0},         {"dtype", test_dtype, 0},
-    {"ssend", test_ssend, 0},         {"idle", test_idle, 1},
-    {"peerwait", test_peerwait, 1},   {"fork", test_fork, 1},
-    {"metered", test_metered, 1},     {"threads", test_threads, 1},
+    {"lazy", test_lazy, 1, 1},              {"p2p", test_p2p, 0, 0},
+    {"nb", test_nb, 0, 0},                  {"same_host", test_same_host, 0, 0},
+    {"allpairs", test_allpairs, 0, 0},      {"flood", test_flood, 0, 0},
+    {"allreduce", test_allreduce, 0, 0},    {"alltoall", test_alltoall, 0, 0},
+    {"alltoallv", test_alltoallv, 0, 0},    {"bcast", test_bcast, 0, 0},
+    {"dtype", test_dtype, 0, 0},            {"ssend", test_ssend, 0, 0},
+    {"idle", test_idle, 1, 0},              {"peerwait", test_peerwait, 1, 0},
+    {"fork", test_fork, 1, 0},              {"metered", test_metered, 1, 0},
+    {"threads", test_threads, 1, 0},
 };
 
 /* --hold FILE: progress without talking to anyone until FILE exists */
@@ -929,7 +1005,9 @@ static int run(const struct test *t)
     double t0 = MPI_Wtime();
 
     why[0] = '\0';
-    MPI_Barrier(MPI_COMM_WORLD);
+    if (!t->no_barrier) {
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     t->fn();
     bad = why[0] != '\0';
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
