@@ -315,6 +315,11 @@ struct uct_pvrdma_ep {
     /* keepalive (pvrdma_stall.c) */
     uint64_t                   alive_seen;  /**< acked_sn + credits_seen */
     ucs_time_t                 alive_since; /**< 0 or since when unchanged */
+    uint64_t                   kick_seen;   /**< acked_sn at the last look */
+    ucs_time_t                 kick_since;  /**< 0, or since when a signalled
+                                                 WR waits with acked_sn
+                                                 unchanged */
+    unsigned                   kicks;       /**< in this stall of the ep */
     const char                 *fail_why;   /**< completion status of the
                                                  failure, for its message */
 
@@ -464,6 +469,8 @@ struct uct_pvrdma_iface {
     } ud;
 
     ucs_mpool_t                tx_mp;
+    int                        tx_mp_exhausted; /**< a get found tx_mp empty
+                                                     and it could not grow */
     ucs_mpool_t                rx_mp;
     uct_recv_desc_t            release_desc;
     size_t                     rx_payload_offset; /**< from rx desc */

@@ -228,8 +228,22 @@ void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
 }
 
 
+/* A message of ours is resent: no answer came in time.  Is our own
+ * connection QP still alive?  A device that flushes nothing when a QP goes
+ * to the error state says so only here: once per
+ * progress call that resends (a device command); the next CQ poll
+ * recovers it (uct_pvrdma_ud_recover). */
+static void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked)
+{
+    if (!*looked) {
+        *looked = 1;
+        (void)pvrdma_common_ud_check_state(&iface->ud.dgram);
+    }
+}
+
+
 static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
-                                         ucs_time_t now)
+                                         ucs_time_t now, int *looked)
 {
     char gid_str[64];
     uct_pvrdma_ep_t *ep;
@@ -254,6 +268,7 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
         }
 
         if (now >= ep->next_retry) {
+            uct_pvrdma_conn_check_ud(iface, looked);
             ucs_debug("pvrdma: resending connection request of ep %p", ep);
             ep->next_retry = now + iface->config.conn_retry;
             uct_pvrdma_conn_send_req(ep);
@@ -265,7 +280,7 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
 /* Passive channels the requester has not confirmed: reply again, or close
  * them after CONN_TIMEOUT */
 static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
-                                           ucs_time_t now)
+                                           ucs_time_t now, int *looked)
 {
     uct_pvrdma_chan_t *chan, *tmp;
     struct ibv_ah *ah;
@@ -289,6 +304,7 @@ static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
             uct_pvrdma_chan_destroy(chan);
         } else if (now >= chan->next_rep) {
             /* a live requester answers it with an RTU */
+            uct_pvrdma_conn_check_ud(iface, looked);
             chan->next_rep = now + iface->config.conn_retry;
             ah = uct_pvrdma_ud_get_ah(iface, &chan->peer_gid, chan->peer_lid);
             if (ah != NULL) {
@@ -303,12 +319,13 @@ static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
+    int looked     = 0;
 
     if (iface->num_unconfirmed > 0) {
-        uct_pvrdma_conn_progress_chans(iface, now);
+        uct_pvrdma_conn_progress_chans(iface, now, &looked);
     }
     if (iface->num_connecting > 0) {
-        uct_pvrdma_conn_progress_eps(iface, now);
+        uct_pvrdma_conn_progress_eps(iface, now, &looked);
     }
 }
 
@@ -687,7 +704,7 @@ void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained)
     if (ud->broken) {
         ucs_diag("pvrdma: %s:%d: connection QP 0x%x is in the error state "
                  "(%s): resetting it", iface->md->dev_name, iface->port_num,
-                 ud->qp->qp_num, ibv_wc_status_str(ud->broken_by));
+                 ud->qp->qp_num, ud->broken_by);
         step = "reset";
         ret  = pvrdma_common_ud_reset(ud);
     } else if (drained) {

@@ -116,6 +116,21 @@ int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep)
         return 0;
     }
 
+    /* No send buffer and the pool cannot grow (its quota, or the
+     * locked-memory limit failed its registration): until one comes back
+     * a request can only wait in the queue.  Saying "resources" here made
+     * pending_add answer BUSY and UCP retry the send at once, for ever
+     * (issue 34); as UCX's rc, count the pool. */
+    if (ucs_unlikely(iface->tx_mp_exhausted)) {
+        if (iface->tx_mp.freelist == NULL) {
+            return 0;
+        }
+        iface->tx_mp_exhausted = 0;
+    }
+    if (ucs_unlikely(ucs_mpool_is_empty(&iface->tx_mp))) {
+        return 0;
+    }
+
     if (ep->credits.send <= ep->credits.reserved) {
         uct_pvrdma_ep_refresh_credits(ep);
     }
@@ -317,6 +332,18 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
         return ep->status;
     }
 
+    /* What is not posted yet is not flushed: an ep still connecting has
+     * posted nothing (posted_sn == acked_sn == 0), requests in its pending
+     * queue wait behind.  UCP queues its flush behind them only when told
+     * NO_RESOURCE (as UCX's ud transport does); UCS_OK here let
+     * MPI_Win_flush return before a put to a new peer was even posted and
+     * ucp_ep_close drop queued AMs (issue 34).  The request being
+     * dispatched may flush: the queue's rest is behind it. */
+    if ((ep->state == UCT_PVRDMA_EP_CONNECTING) ||
+        (!ucs_queue_is_empty(&ep->pending) && !ep->dispatching)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
     if (ep->txq.posted_sn == ep->txq.acked_sn) {
         UCT_TL_EP_STAT_FLUSH(&ep->super);
         return UCS_OK;
@@ -341,8 +368,10 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
     }
 
     if (comp != NULL) {
-        UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc,
-                                 return UCS_ERR_NO_RESOURCE);
+        UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
+            iface->tx_mp_exhausted = 1;
+            return UCS_ERR_NO_RESOURCE;
+        });
         uct_pvrdma_tx_desc_reset(desc);
         desc->comp = comp;
         uct_pvrdma_ep_track_desc(ep, desc);
@@ -400,6 +429,9 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->credits_seen    = 0;
     self->alive_seen      = 0;
     self->alive_since     = 0;
+    self->kick_seen       = 0;
+    self->kick_since      = 0;
+    self->kicks           = 0;
     self->fail_why        = NULL;
     self->in_pending_list = 0;
     self->rev_chan        = NULL;

@@ -621,6 +621,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     self->num_unconfirmed = 0;
     self->chans_reaped    = 0;
     self->reqs_capped     = 0;
+    self->tx_mp_exhausted = 0;
     self->stall_since    = 0;
     self->stall_reported = 0;
     self->stall_kicks    = 0;

@@ -368,6 +368,7 @@ uct_pvrdma_ep_am_admit(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 
     UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
         pvrdma_common_credits_untake(&ep->credits);
+        iface->tx_mp_exhausted = 1;
         return UCS_ERR_NO_RESOURCE;
     });
     uct_pvrdma_tx_desc_reset(desc);

@@ -299,6 +299,7 @@ static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
 {
     return (iface->tx_signaled == 0) && (iface->num_connecting == 0) &&
            (iface->num_unconfirmed == 0) && !iface->ud.dgram.resetting &&
+           !iface->ud.dgram.broken &&
            ucs_list_is_empty(&iface->pending_eps) &&
            ucs_list_is_empty(&iface->deferred_chans) &&
            ucs_list_is_empty(&iface->rx_short_chans);

@@ -84,8 +84,10 @@ uct_pvrdma_ep_get_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
         return status;
     }
 
-    UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc,
-                             return UCS_ERR_NO_RESOURCE);
+    UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
+        iface->tx_mp_exhausted = 1;
+        return UCS_ERR_NO_RESOURCE;
+    });
     uct_pvrdma_tx_desc_reset(desc);
     *desc_p = desc;
     return UCS_OK;

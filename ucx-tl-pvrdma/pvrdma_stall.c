@@ -108,20 +108,36 @@ static void uct_pvrdma_iface_stall_report(uct_pvrdma_iface_t *iface)
 }
 
 
-static void uct_pvrdma_iface_stall_kick(uct_pvrdma_iface_t *iface)
+/*
+ * The kick, per ep (issue 34: it was per iface, and any completion on the
+ * iface, a keepalive probe to another idle ep among them, restarted its
+ * clock, so one ep's stalled WR on a busy iface was never kicked): an ep
+ * whose signalled WRs have waited UCT_PVRDMA_STALL_KICK_S with nothing of
+ * it retired (acked_sn unchanged) is kicked (uct_pvrdma_ep_kick), again
+ * after as long each time, at most UCT_PVRDMA_STALL_KICKS times per stall.
+ */
+static void uct_pvrdma_ep_kick_watch(uct_pvrdma_iface_t *iface,
+                                     uct_pvrdma_ep_t *ep, ucs_time_t now)
 {
-    unsigned kicked = 0;
-    uct_pvrdma_ep_t *ep;
-
-    ++iface->stall_kicks;
-    ucs_list_for_each(ep, &iface->eps, list) {
-        kicked += uct_pvrdma_ep_kick(ep);
+    if ((ep->txq.acked_sn != ep->kick_seen) || (ep->kick_since == 0)) {
+        ep->kick_seen  = ep->txq.acked_sn;
+        ep->kick_since = now;
+        ep->kicks      = 0;
+        return;
     }
-    ucs_diag("pvrdma: %s:%d: %u signalled WRs neither completed nor failed "
-             "for %d s: kicked %u eps with a zero-length WRITE (%u/%d)",
-             iface->md->dev_name, iface->port_num, iface->tx_signaled,
-             iface->stall_kicks * UCT_PVRDMA_STALL_KICK_S, kicked,
-             iface->stall_kicks, UCT_PVRDMA_STALL_KICKS);
+    if ((ep->kicks >= UCT_PVRDMA_STALL_KICKS) ||
+        ((now - ep->kick_since) <
+         ucs_time_from_sec((ep->kicks + 1) * UCT_PVRDMA_STALL_KICK_S)) ||
+        !uct_pvrdma_ep_kick(ep)) {
+        return;
+    }
+    ++ep->kicks;
+    ++iface->stall_kicks;
+    ucs_diag("pvrdma: %s:%d: ep %p: %u signalled WRs neither completed nor "
+             "failed for %.0f s: kicked with a zero-length WRITE (%u/%d)",
+             iface->md->dev_name, iface->port_num, ep, ep->txq.signaled,
+             ucs_time_to_sec(now - ep->kick_since), ep->kicks,
+             UCT_PVRDMA_STALL_KICKS);
 }
 
 
@@ -143,11 +159,6 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
     }
 
     waited = ucs_time_to_sec(ucs_get_time() - iface->stall_since);
-    if ((iface->tx_signaled > 0) &&
-        (iface->stall_kicks < UCT_PVRDMA_STALL_KICKS) &&
-        (waited >= (iface->stall_kicks + 1) * UCT_PVRDMA_STALL_KICK_S)) {
-        uct_pvrdma_iface_stall_kick(iface);
-    }
     if (!iface->stall_reported && (waited >= UCT_PVRDMA_STALL_REPORT_S)) {
         iface->stall_reported = 1;
         uct_pvrdma_iface_stall_report(iface);
@@ -174,7 +185,8 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
  * Open MPI's pml ucx).  Cost: one WRITE doorbell and one completion per
  * silent ep per period; nothing at the peer's process.  An ep with a
  * signalled WR in flight is left to RC (it completes or fails) and the
- * stall kick.
+ * stall kick, which this once-a-second look also runs (per ep, whether or
+ * not the keepalive is on).
  */
 void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
 {
@@ -182,7 +194,7 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
     uct_pvrdma_ep_t *ep;
     uint64_t seen;
 
-    if ((iface->config.keepalive == 0) ||
+    if (((iface->config.keepalive == 0) && (iface->tx_signaled == 0)) ||
         (++iface->watch_calls < UCT_PVRDMA_WATCH_CALLS)) {
         return;
     }
@@ -194,6 +206,14 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
     iface->watch_next = now + ucs_time_from_sec(1.0);
 
     ucs_list_for_each(ep, &iface->eps, list) {
+        if (ep->txq.signaled > 0) {
+            uct_pvrdma_ep_kick_watch(iface, ep, now);
+        } else {
+            ep->kick_since = 0;
+        }
+        if (iface->config.keepalive == 0) {
+            continue;
+        }
         seen = ep->txq.acked_sn + ep->credits_seen;
         if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0) ||
             (seen != ep->alive_seen) || (ep->alive_since == 0)) {
