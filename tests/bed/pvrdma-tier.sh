@@ -71,6 +71,31 @@ fi
 
 # The diagnosis tool on a real vmw_pvrdma device: it must call it PVRDMA and pass.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
+
+# The connection QP of both plugins on the real driver and provider (issue
+# 41): every datagram length up to the MTU leaves it working
+# (tests/fabric/ud_recover.c -n 0).  Its second step, a QP put into the
+# error state and brought back, runs on rxe (stray.sh): QEMU's model
+# neither flushes the receives of a QP moved to the error state nor
+# reports that state to ibv_query_qp (seen 2026-11-27), so it cannot be
+# staged here.
+rlog=$(log_name "ud_recover")
+if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$LOGDIR/ud_recover" \
+        "$TOP/tests/fabric/ud_recover.c" "$TOP/build/common/.libs/libpvrdma_common.a" \
+        -libverbs -lhwloc >"$rlog" 2>&1; then
+    timeout -k 10 120 "$LOGDIR/ud_recover" -d "$DEV:1" -n 0 >>"$rlog" 2>&1
+    rrc=$?
+    while IFS= read -r l; do
+        case $l in
+            "ok - "*) pass "ud_recover on $DEV: ${l#ok - }" ;;
+            *) fail "ud_recover on $DEV: ${l#not ok - }" "(log: $rlog)" ;;
+        esac
+    done < <(grep -E '^(not )?ok - ' "$rlog")
+    [ $rrc = 0 ] && pass "ud_recover on $DEV: exits 0" ||
+        fail "ud_recover on $DEV: exits 0" "exit $rrc: $(tail -n 2 "$rlog" | tr '\n' ' ') (log: $rlog)"
+else
+    fail "ud_recover on $DEV: build" "(log: $rlog)"
+fi
 dlog=$(log_name "pvrdma-doctor")
 timeout -k 10 180 "$TOP/scripts/pvrdma-doctor" >"$dlog" 2>&1
 drc=$?

@@ -37,7 +37,7 @@ relay_job() {
 }
 
 # stray_job NAME LINE_RE -- MPIRUN_ARGS...: runs mpi_check p2p peerwait (rank
-# 1 computes 20 s: the job stays up) with the transport's "connection QP"
+# 1 computes 12 s: the job stays up) with the transport's "connection QP"
 # line (LINE_RE, group 1..4: QPN, Q_Key, size, version) from node1, fires
 # ud_stray at it from node2, waits for the job.  Sets STRAY_LOG.
 stray_job() {
@@ -45,7 +45,7 @@ stray_job() {
     shift 3
     STRAY_LOG=$(log_name "$name")
     timeout -k 10 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$MPI_TESTS/mpi_check" \
-        --quick --wait 20 p2p peerwait >"$STRAY_LOG" 2>&1 &
+        --quick --wait 12 p2p peerwait >"$STRAY_LOG" 2>&1 &
     pid=$!
     for i in $(seq 1 120); do
         line=$(grep -m1 -E "node1.*$re" "$STRAY_LOG") && break
