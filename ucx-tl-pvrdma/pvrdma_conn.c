@@ -97,8 +97,12 @@ static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
     entry->ah = pvrdma_common_ud_ah_create(iface->md->pd, &iface->qp_params,
                                            gid, lid);
     if (entry->ah == NULL) {
-        ucs_error("pvrdma: %s:%d: ibv_create_ah failed: %m",
-                  iface->md->dev_name, iface->port_num);
+        /* on RoCE the kernel resolves the peer's MAC here: under load that
+         * can time out (ETIMEDOUT) and work a moment later, so the caller
+         * tries again with its next resend (issue 34) */
+        ucs_diag("pvrdma: %s:%d: ibv_create_ah failed: %m (tried again "
+                 "with the next resend)", iface->md->dev_name,
+                 iface->port_num);
         ucs_free(entry);
         return NULL;
     }
@@ -174,6 +178,12 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
                                                uct_pvrdma_iface_t);
     uct_pvrdma_conn_msg_t msg;
 
+    if (ep->ah == NULL) {
+        ep->ah = uct_pvrdma_ud_get_ah(iface, &ep->peer_gid, ep->peer_lid);
+        if (ep->ah == NULL) {
+            return; /* the next resend tries again; CONN_TIMEOUT bounds it */
+        }
+    }
     uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_REQ, ep->conn_id);
     uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
     msg.remote_addr = htobe64(
@@ -196,11 +206,8 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
                                                uct_pvrdma_iface_t);
     ucs_time_t now            = ucs_get_time();
 
-    ep->ah = uct_pvrdma_ud_get_ah(iface, &ep->peer_gid, ep->peer_lid);
-    if (ep->ah == NULL) {
-        return UCS_ERR_UNREACHABLE;
-    }
-
+    /* the address handle is made by the first REQ that goes out */
+    ep->ah         = NULL;
     ep->deadline   = now + iface->config.conn_timeout;
     ep->next_retry = now + iface->config.conn_retry;
     ++iface->num_connecting;
@@ -216,6 +223,9 @@ static void uct_pvrdma_conn_send_ep_msg(uct_pvrdma_ep_t *ep, uint8_t type)
                                                uct_pvrdma_iface_t);
     uct_pvrdma_conn_msg_t msg;
 
+    if (ep->ah == NULL) {
+        return; /* no REQ ever went out: the peer knows nothing of it */
+    }
     uct_pvrdma_conn_msg_init(iface, &msg, type, ep->conn_id);
     uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
     uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
