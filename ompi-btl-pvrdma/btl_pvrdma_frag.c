@@ -324,12 +324,46 @@ static int post_credit_only(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endp
     return mca_btl_pvrdma_endpoint_post(ep, frag, signal);
 }
 
+/** A signalled zero-length RDMA WRITE to @p ep: it needs no receive at
+ *  the peer, so no credit (a zero-byte WRITE carries no address or rkey
+ *  that the responder checks).  @return as post_credit_only. */
+static int post_write_probe(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_frag_t *frag;
+
+    frag = 0 == mca_btl_pvrdma_endpoint_sq_free(ep) ? NULL
+                                                    : mca_btl_pvrdma_frag_get(&module->send_frags);
+    if (NULL == frag) {
+        return OPAL_ERR_OUT_OF_RESOURCE;
+    }
+    frag->endpoint = ep;
+    frag->segment.seg_len = 0;
+    frag->base.des_flags = MCA_BTL_DES_FLAGS_BTL_OWNERSHIP;
+    frag_prepare_send(frag, 0, MCA_BTL_PVRDMA_HDR_CREDIT_ONLY);
+    frag->sge.length = 0;
+    frag->wr.send.num_sge = 0;
+    frag->wr.send.opcode = IBV_WR_RDMA_WRITE;
+    frag->wr.send.wr.rdma.remote_addr = 0;
+    frag->wr.send.wr.rdma.rkey = 0;
+    return mca_btl_pvrdma_endpoint_post(ep, frag, true);
+}
+
 int mca_btl_pvrdma_send_kick(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep)
 {
+    int rc;
+
     if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state || module->fatal) {
         return OPAL_ERR_UNREACH;
     }
-    return post_credit_only(module, ep, true);
+    rc = post_credit_only(module, ep, true);
+    /* At 0 credits (the peer holds every receive we may use) a kick or
+     * keepalive probe by SEND cannot go, and a peer that died meanwhile
+     * would never be found: where WRITE works, probe by a zero-length
+     * WRITE instead (issue 34). */
+    if (OPAL_ERR_TEMP_OUT_OF_RESOURCE == rc && module->rdma_write_ok) {
+        rc = post_write_probe(module, ep);
+    }
+    return rc;
 }
 
 void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,

@@ -8,7 +8,8 @@
 # 30 s, or rank 1 is killed (kill -9).  Each job must end within 60 s of
 # the fault, with a message naming both hosts (the transport's own message
 # for the link; Open MPI's for the kill, which mpirun sees first), over btl
-# pvrdma and over pml ucx with UCX_TLS=pvrdma,self.
+# pvrdma and over pml ucx with UCX_TLS=pvrdma,self.  The BTL's link case
+# runs with rank 0 out of credits to rank 1 (mpi_check --peerwait-sends).
 #   FAULTS_ONLY="…"  runs only these: btl-link btl-kill ucx-link ucx-kill
 . "$(dirname "$0")/lib.sh"
 # this script takes a link down on purpose: a failed check is not a lost node
@@ -56,7 +57,8 @@ fault_run() {
     shift 4
     log=$(log_name "$name")
     { timeout -k 10 400 "${MPIRUN[@]}" -np 2 --map-by node "$@" \
-          "$MPI_TESTS/mpi_check" --wait 300 peerwait 2>&1; echo "job exit $?"; } | stamp >"$log" &
+          "$MPI_TESTS/mpi_check" --wait 300 peerwait ${PEERWAIT_SENDS:+--peerwait-sends "$PEERWAIT_SENDS"} 2>&1
+      echo "job exit $?"; } | stamp >"$log" &
     pid=$!
     for i in $(seq 1 240); do
         grep -q 'peerwait: rank 1 on .* computes' "$log" && break
@@ -134,8 +136,13 @@ fi
 
 # BTL: the probe of a dead peer fails with retry-exceeded; the BTL's fatal
 # line names both hosts, the device and the status (its help text may be
-# lost: ORTE cannot always deliver it while a node is unreachable).
-want btl-link && fault_run "peer death btl link down" link 'btl:pvrdma: keepalive probe to peer' \
+# lost: ORTE cannot always deliver it while a node is unreachable).  Rank 0
+# has also queued 300 small sends to the computing rank 1 (PEERWAIT_SENDS),
+# more than its credits: with none left, kicks and probes go as zero-length
+# RDMA WRITEs (issue 34: by SEND they could not go, and the dead peer was
+# never found).
+want btl-link && PEERWAIT_SENDS=300 fault_run "peer death btl link down, no credits" link \
+'btl:pvrdma: (keepalive probe to peer|kicked peer)' \
 "btl:pvrdma: node1 -> node2 \($DEV:1\): work completion error: transport retry counter exceeded" "${BTL[@]}"
 want btl-kill && fault_run "peer death btl kill -9" kill 'btl:pvrdma: keepalive probe to peer' \
 "process rank 1 with PID [0-9]+ on node node2 exited on signal 9" "${BTL[@]}"

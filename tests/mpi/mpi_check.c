@@ -5,7 +5,7 @@
  * @brief Transport-agnostic MPI correctness checks: every byte verified.
  *
  * Usage: mpi_check [--thread-multiple] [--max-size BYTES] [--isends N] [--wait S]
- *                  [--hold FILE] [--quick] [TEST...]
+ *                  [--hold FILE] [--peerwait-sends N] [--quick] [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
  * of ranks on one host), allpairs (every rank with every other at once, 3
@@ -17,7 +17,9 @@
  * that long for any completion, which the BTL's stall kick meets),
  * peerwait (rank 0 waits in MPI_Recv while rank 1 computes --wait S
  * seconds, default 30, then answers: the keepalive's case; the bed takes
- * rank 1's host down or kills it meanwhile and expects the job to end),
+ * rank 1's host down or kills it meanwhile and expects the job to end;
+ * with --peerwait-sends N rank 0 also queues N 64-byte sends to rank 1,
+ * more than its credits, which rank 1 receives and checks after computing),
  * fork (registered buffers written and sent again after fork() and
  * system(): test_fork), threads (4 threads per rank, each on its own
  * communicator, ring exchanges and reductions at once: needs
@@ -58,6 +60,7 @@ static int rank, nprocs;
 static size_t max_size = 16u << 20;
 static int flood_count = 4000;
 static int wait_s = 30;     /* peerwait: how long rank 1 computes */
+static int peerwait_sends;  /* peerwait: small sends rank 0 queues meanwhile */
 static int thread_level = MPI_THREAD_SINGLE; /* provided by MPI_Init(_thread) */
 static char why[256];      /* first failure of the current test on this rank */
 /* the threads test's threads fail() at the same time */
@@ -669,12 +672,22 @@ static void test_idle(void)
  * says when it starts (the bed's cue to take its link down or kill it). */
 static void test_peerwait(void)
 {
-    enum { LEN = 4096 };
+    enum { LEN = 4096, SMALL = 64 };
     static unsigned char b[LEN];
     char host[MPI_MAX_PROCESSOR_NAME];
-    int hlen;
+    unsigned char *small = NULL;
+    MPI_Request *reqs = NULL;
+    int hlen, n = peerwait_sends;
     MPI_Status st;
 
+    if (n > 0) {
+        small = malloc((size_t) n * SMALL);
+        reqs = malloc((size_t) n * sizeof(*reqs));
+        if (small == NULL || reqs == NULL) {
+            fail("peerwait: out of memory");
+            n = 0;
+        }
+    }
     if (rank == 0) {
         tp_fill(b, LEN, msg_key("peerwait", 0, 0, 1));
         MPI_Send(b, LEN, MPI_BYTE, 1, 13, MPI_COMM_WORLD);
@@ -683,10 +696,22 @@ static void test_peerwait(void)
         if (!check_count(&st, LEN, "peerwait")) {
             (void) check(b, LEN, msg_key("peerwait", 1, 1, 0), "peerwait", 1);
         }
+        /* --peerwait-sends N: small messages to the computing rank 1, more
+         * than it has receives for us: the transport's credits to it run
+         * out and the rest wait in it (a kick or keepalive probe must then
+         * do without a credit) */
+        for (int i = 0; i < n; ++i) {
+            tp_fill(small + (size_t) i * SMALL, SMALL, msg_key("peerwait", 100 + i, 0, 1));
+            MPI_Isend(small + (size_t) i * SMALL, SMALL, MPI_BYTE, 1, 16, MPI_COMM_WORLD,
+                      &reqs[i]);
+        }
         memset(b, 0, LEN);
         MPI_Recv(b, LEN, MPI_BYTE, 1, 15, MPI_COMM_WORLD, &st);
         if (!check_count(&st, LEN, "peerwait")) {
             (void) check(b, LEN, msg_key("peerwait", 2, 1, 0), "peerwait", 1);
+        }
+        if (n > 0) {
+            MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
         }
     } else if (rank == 1) {
         MPI_Recv(b, LEN, MPI_BYTE, 0, 13, MPI_COMM_WORLD, &st);
@@ -701,7 +726,16 @@ static void test_peerwait(void)
         sleep((unsigned) wait_s);
         tp_fill(b, LEN, msg_key("peerwait", 2, 1, 0));
         MPI_Send(b, LEN, MPI_BYTE, 0, 15, MPI_COMM_WORLD);
+        for (int i = 0; i < n; ++i) {
+            MPI_Recv(small, SMALL, MPI_BYTE, 0, 16, MPI_COMM_WORLD, &st);
+            if (check_count(&st, SMALL, "peerwait") ||
+                check(small, SMALL, msg_key("peerwait", 100 + i, 0, 1), "peerwait", 0)) {
+                break;
+            }
+        }
     }
+    free(small);
+    free(reqs);
 }
 
 /* rank 0: MPI_CHECK_SPAN_CMD's "CMD start" or "CMD stop WHAT SIZE" */
@@ -1057,6 +1091,8 @@ int main(int argc, char **argv)
             flood_count = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--wait") && i + 1 < argc) {
             wait_s = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--peerwait-sends") && i + 1 < argc) {
+            peerwait_sends = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
             hold_file = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
