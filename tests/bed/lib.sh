@@ -125,13 +125,17 @@ dump_stacks() {
 # still runs after T seconds, dump_stacks goes into LOG before it is ended
 # (TERM, then KILL 10 s later), and the status is 124, as timeout(1)'s.
 run_dumping() {
-    local t=$1 log=$2 pid w rc
+    local t=$1 log=$2 pid w rc i
     shift 2
     "$@" >"$log" 2>&1 &
     pid=$!
+    # the watcher ends by itself within a second of the job (killing it
+    # made bash print "Terminated" after every run)
     (
-        sleep "$t"
-        kill -0 "$pid" 2>/dev/null || exit 0
+        for ((i = 0; i < t; i++)); do
+            sleep 1
+            kill -0 "$pid" 2>/dev/null || exit 0
+        done
         touch "$log.hung"
         echo "=== still running after ${t}s: the threads of every mpi_check (gdb)" >>"$log"
         dump_stacks >>"$log" 2>&1
@@ -142,8 +146,6 @@ run_dumping() {
     w=$!
     wait "$pid"
     rc=$?
-    pkill -P "$w" 2>/dev/null
-    kill "$w" 2>/dev/null
     wait "$w" 2>/dev/null
     if [ -e "$log.hung" ]; then
         rm -f "$log.hung"
