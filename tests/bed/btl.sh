@@ -212,14 +212,20 @@ fi
 # 6. Ping-pong numbers (informational; emulation speed).
 if want pingpong; then
     log=$(log_name "btl pingpong")
-    if timeout -k 10 300 "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" "$MPI_TESTS/pingpong" \
-           --min 8 --max 1048576 --iters 100 --bw-iters 4 >"$log" 2>&1 &&
-       ! grep -q ERROR "$log"; then
+    timeout -k 10 300 "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" "$MPI_TESTS/pingpong" \
+        --min 8 --max 1048576 --iters 100 --bw-iters 4 >"$log" 2>&1
+    rc=$?
+    if [ $rc = 0 ] && ! grep -q ERROR "$log"; then
         lat=$(awk '$1 == "size" && $2 == 8 { print $4 }' "$log")
         bw=$(awk '$1 == "size" && $2 == 1048576 { print $6 }' "$log")
         pass "btl: pingpong 8 B half round trip ${lat} us, 1 MiB ${bw} MB/s"
+    elif [ $rc = 124 ]; then
+        fail "btl: pingpong" "timed out after 300s (log: $log)"
+    elif [ $rc != 0 ]; then
+        # "exit N": tests/run can tell a job its lost node ended
+        fail "btl: pingpong" "exit $rc: $(mpirun_cause "$log") (log: $log)"
     else
-        fail "btl: pingpong" "failed (log: $log)"
+        fail "btl: pingpong" "a rank printed ERROR (log: $log)"
     fi
 fi
 
