@@ -462,9 +462,9 @@ void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
         ep->sends_retired++;
         module->sq_posted--;
         if (MCA_BTL_PVRDMA_FRAG_RDMA == f->kind) {
-            mca_btl_pvrdma_rdma_done(module, f, status, done);
+            mca_btl_pvrdma_rdma_done(f, status, done);
         } else {
-            mca_btl_pvrdma_frag_send_done(module, f, status, done);
+            mca_btl_pvrdma_frag_send_done(f, status, done);
         }
         if (f == frag) {
             break;

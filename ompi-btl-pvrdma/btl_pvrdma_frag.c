@@ -255,11 +255,9 @@ out_of_resource:
     return OPAL_ERR_OUT_OF_RESOURCE;
 }
 
-void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
-                                   mca_btl_pvrdma_frag_t *frag, int status,
+void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_frag_t *frag, int status,
                                    mca_btl_pvrdma_done_t *done)
 {
-    (void) module;
     /* who gives the fragment back is known before the callback: in it the
      * PML may free it (mca_btl_pvrdma_free returns it at once, it is no
      * longer posted) and another thread may take it again, so nothing of

@@ -137,8 +137,7 @@ int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
  * @brief A send-queue WR of @p frag finished (in order): its bookkeeping
  *        now (module lock held), its callback and return in @p done.
  */
-void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_module_t *module,
-                                   mca_btl_pvrdma_frag_t *frag, int status,
+void mca_btl_pvrdma_frag_send_done(mca_btl_pvrdma_frag_t *frag, int status,
                                    mca_btl_pvrdma_done_t *done);
 
 /**

@@ -128,10 +128,9 @@ int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
 }
 
-void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
-                              int status, mca_btl_pvrdma_done_t *done)
+void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_frag_t *frag, int status,
+                              mca_btl_pvrdma_done_t *done)
 {
-    (void) module;
     frag->posted = false;
     frag->endpoint->rdma_outstanding--;
     mca_btl_pvrdma_done_add(done, frag, status);   /* callback and return */

@@ -30,8 +30,8 @@ int mca_btl_pvrdma_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_
 
 /** @brief An RDMA WR completed (in ring order): bookkeeping now, callback
  *  and release in @p done (mca_btl_pvrdma_done_run). */
-void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *frag,
-                              int status, mca_btl_pvrdma_done_t *done);
+void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_frag_t *frag, int status,
+                              mca_btl_pvrdma_done_t *done);
 
 END_C_DECLS
 

@@ -117,18 +117,15 @@ int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep)
     }
 
     /* No send buffer and the pool cannot grow (its quota, or the
-     * locked-memory limit failed its registration): until one comes back
-     * a request can only wait in the queue.  Saying "resources" here made
-     * pending_add answer BUSY and UCP retry the send at once, for ever
-     * (issue 34); as UCX's rc, count the pool. */
+     * locked-memory limit failed its registration; a get found out and set
+     * the flag): until one comes back a request can only wait in the
+     * queue.  Saying "resources" here made pending_add answer BUSY and UCP
+     * retry the send at once, for ever (issue 34). */
     if (ucs_unlikely(iface->tx_mp_exhausted)) {
         if (iface->tx_mp.freelist == NULL) {
             return 0;
         }
         iface->tx_mp_exhausted = 0;
-    }
-    if (ucs_unlikely(ucs_mpool_is_empty(&iface->tx_mp))) {
-        return 0;
     }
 
     if (ep->credits.send <= ep->credits.reserved) {
