@@ -176,6 +176,7 @@ mpi_check_run() {
                           fail "$prefix: ${line%%:*}" "${line#*: } (log: $log)" ;;
         esac
     done < <(grep -E '^(not )?ok - ' "$log")
+    line=$(grep -m1 '^mpi_check: MPI_Init took' "$log") && echo "# $prefix: ${line#mpi_check: }"
     if [ $rc = 0 ]; then pass "$prefix: run exits 0"
     elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s, every rank's threads dumped into the log (log: $log)"
     elif line=$(all_finalized_wo_sync "$log"); then

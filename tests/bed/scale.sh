@@ -15,6 +15,7 @@
 #   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
 #                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
 #                   defaults)
+#   SCALE_ARGS      mpi_check tests of the btl and ucx runs (default allpairs)
 #   SCALE_DEV       device (default: the first one ibv_devices lists)
 #   SCALE_ONLY="…"  sections: btl ucx smallcq toosmall (unset: all)
 #   SCALE_TIMEOUT   seconds per MPI run (default 900)
@@ -29,7 +30,7 @@ PEERS=$((NP - 1))
 T=${SCALE_TIMEOUT:-900}
 DEV=${SCALE_DEV:-$(ibv_devices 2>/dev/null | awk 'NR > 2 && $1 != "" { print $1; exit }')}
 # all pairs at once, eager and rendezvous sizes (BTL eager limit 8 KiB)
-ARGS=(allpairs)
+read -r -a ARGS <<<"${SCALE_ARGS:-allpairs}"
 RUN=(-np "$NP" --map-by node --oversubscribe)
 # Large messages by send/recv copies unless SCALE_BTL_WRITE=on: the copies
 # are what QEMU's model forces anyway (the nested tier), and on the rxe bed

@@ -24,7 +24,9 @@
  * system(): test_fork), threads (4 threads per rank, each on its own
  * communicator, ring exchanges and reductions at once: needs
  * --thread-multiple), lazy (the first contact of every pair from several
- * threads at once, before anything else: needs --thread-multiple) and metered (200 8-byte round trips between ranks 0
+ * threads at once, before anything else: needs --thread-multiple), connect
+ * (the first 8-byte message between every pair at once, timed apart from
+ * allpairs' exchange) and metered (200 8-byte round trips between ranks 0
  * and 1, then rank 0 waits 3 s in MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in
  * rank 0's environment, rank 0 runs "CMD start" and "CMD stop lat 8"
  * (system(3)) around exactly those messages, and "CMD stop idle 8" around
@@ -324,14 +326,14 @@ static void test_flood(void)
  *  (an eager one, one just above the BTL's 8 KiB eager limit, one 64 KiB
  *  rendezvous): the "many peers" test, cheap enough for 32 ranks on
  *  emulated guests.  Each rank connects to all others. */
-static void test_allpairs(void)
+static void exchange_all(const char *name, const size_t *sizes, size_t nsizes)
 {
-    static const size_t sizes[] = {100, 8193, 65537};
     MPI_Request *req = malloc(2 * nprocs * sizeof(*req));
     MPI_Status *st = malloc(2 * nprocs * sizeof(*st));
-    unsigned char *sb = malloc(nprocs * sizes[2]), *rb = malloc(nprocs * sizes[2]);
+    unsigned char *sb = malloc(nprocs * sizes[nsizes - 1]);
+    unsigned char *rb = malloc(nprocs * sizes[nsizes - 1]);
 
-    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && !why[0]; ++i) {
+    for (size_t i = 0; i < nsizes && !why[0]; ++i) {
         size_t len = sizes[i];
         int n = 0;
 
@@ -347,7 +349,7 @@ static void test_allpairs(void)
         }
         for (int p = 0; p < nprocs; ++p) {
             if (p != rank) {
-                tp_fill(sb + p * len, len, msg_key("allpairs", i, rank, p));
+                tp_fill(sb + p * len, len, msg_key(name, i, rank, p));
                 MPI_Isend(sb + p * len, (int) len, MPI_BYTE, p, 200 + (int) i, MPI_COMM_WORLD,
                           &req[n++]);
             }
@@ -358,8 +360,8 @@ static void test_allpairs(void)
             if (p == rank) {
                 continue;
             }
-            if (check_count(&st[n++], len, "allpairs") ||
-                check(rb + p * len, len, msg_key("allpairs", i, p, rank), "allpairs", p)) {
+            if (check_count(&st[n++], len, name) ||
+                check(rb + p * len, len, msg_key(name, i, p, rank), name, p)) {
                 break;
             }
         }
@@ -368,6 +370,24 @@ static void test_allpairs(void)
     free(rb);
     free(req);
     free(st);
+}
+
+/** Sizes ascend; the largest sizes the buffers. */
+static void test_allpairs(void)
+{
+    static const size_t sizes[] = {100, 8193, 65537};
+
+    exchange_all("allpairs", sizes, sizeof(sizes) / sizeof(sizes[0]));
+}
+
+/** The first message between every pair at once, 8 bytes: times the
+ *  connection of all pairs apart from the exchange of allpairs (issue #36
+ *  reports start-up, connection and exchange separately). */
+static void test_connect(void)
+{
+    static const size_t sizes[] = {8};
+
+    exchange_all("connect", sizes, 1);
 }
 
 static void test_allreduce(void)
@@ -1012,8 +1032,24 @@ static const struct test tests[] = {
     {"dtype", test_dtype, 0, 0},            {"ssend", test_ssend, 0, 0},
     {"idle", test_idle, 1, 0},              {"peerwait", test_peerwait, 1, 0},
     {"fork", test_fork, 1, 0},              {"metered", test_metered, 1, 0},
-    {"threads", test_threads, 1, 0},
+    {"threads", test_threads, 1, 0},        {"connect", test_connect, 1, 0},
 };
+
+/** Rank 0 says how long the slowest rank spent from main() to the end of
+ *  MPI_Init (start-up, apart from the tests' own times). */
+static void report_init_time(const struct timespec *started)
+{
+    struct timespec now;
+    double mine, slowest;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    mine = (double) (now.tv_sec - started->tv_sec) + (now.tv_nsec - started->tv_nsec) / 1e9;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("mpi_check: MPI_Init took %.2f s on the slowest of %d ranks\n", slowest, nprocs);
+        fflush(stdout);
+    }
+}
 
 /* --hold FILE: progress without talking to anyone until FILE exists */
 static void hold(const char *file)
@@ -1073,6 +1109,9 @@ int main(int argc, char **argv)
     const char *only[32], *hold_file = NULL;
     int nonly = 0, failed = 0;
 
+    struct timespec started;
+
+    clock_gettime(CLOCK_MONOTONIC, &started);
     /* --thread-multiple (first argument): MPI_Init_thread with
      * MPI_THREAD_MULTIPLE (the threads test needs it) */
     if ((argc > 1) && !strcmp(argv[1], "--thread-multiple")) {
@@ -1084,6 +1123,7 @@ int main(int argc, char **argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    report_init_time(&started);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--max-size") && i + 1 < argc) {
             max_size = strtoull(argv[++i], NULL, 0);

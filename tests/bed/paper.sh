@@ -1,0 +1,18 @@
+#!/bin/bash
+# The paper's shapes in one job per transport (issue #36), run inside node1 by
+# scripts/testbed/tb: every rank connected to every other (mpi_check connect,
+# timed apart), then every byte of allpairs, MPI_Alltoallv and MPI_Bcast
+# checked, over btl pvrdma (its defaults: the RDMA WRITE rendezvous) and over
+# pml ucx with UCX_TLS=pvrdma,self.  Start-up (MPI_Init on the slowest rank),
+# connection and exchange times are the "MPI_Init took" and "ok - TEST (S)"
+# lines of each log; the plan lines (peers, CQ entries, locked memory) are
+# in the logs too.  By hand, not in CI (8 x 20 takes about an hour):
+#   scripts/testbed/tb run --hosts 8 --mem 2048 --timeout 10800 --out OUT -- \
+#       bash tests/bed/paper.sh          # n8np160
+#   scripts/testbed/tb run --hosts 4 --mem 2560 ... -- bash tests/bed/paper.sh   # n4np80
+#   PAPER_RPN  ranks per node (default 20)
+export SCALE_RPN=${PAPER_RPN:-20} SCALE_BTL_RPN=${PAPER_RPN:-20}
+export SCALE_ONLY=${SCALE_ONLY:-"btl ucx"} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-on}
+export SCALE_ARGS=${SCALE_ARGS:-"connect allpairs alltoallv bcast"}
+export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
+exec bash "$(dirname "$0")/scale.sh"
