@@ -7,7 +7,9 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_addr.h"
+#include "pvrdma_device.h"
+#include "pvrdma_gid.h"
 #include "pvrdma_errmsg.h"
 
 #include <errno.h>

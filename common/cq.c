@@ -14,7 +14,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_cq.h"
 
 #include <errno.h>
 

@@ -18,7 +18,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_fork.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_frag.h"
 
 #include <errno.h>
 

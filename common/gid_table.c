@@ -7,7 +7,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_gid.h"
 
 #include <errno.h>
 #include <stdio.h>

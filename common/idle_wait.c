@@ -13,7 +13,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_idle_wait.h"
 
 #include <time.h>
 

@@ -13,7 +13,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_page.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,8 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_port.h"
+#include "pvrdma_device.h"
 #include "pvrdma_numa.h"
 
 #include <errno.h>

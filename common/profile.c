@@ -8,7 +8,8 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_profile.h"
+#include "pvrdma_device.h"
 
 #include <errno.h>
 #include <stdio.h>

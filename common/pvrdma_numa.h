@@ -7,7 +7,9 @@
 #ifndef PVRDMA_NUMA_H
 #define PVRDMA_NUMA_H
 
-#include "pvrdma_common.h"
+
+
+#include "pvrdma_device.h"
 
 #include <stdlib.h>
 

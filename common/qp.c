@@ -8,7 +8,11 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_qp.h"
+#include "pvrdma_device.h"
+#include "pvrdma_profile.h"
+#include "pvrdma_addr.h"
+#include "pvrdma_gid.h"
 
 #include <errno.h>
 #include <string.h>
@@ -198,4 +202,26 @@ int pvrdma_common_qp_to_err(struct ibv_qp *qp)
     memset(&attr, 0, sizeof(attr));
     attr.qp_state = IBV_QPS_ERR;
     return pvrdma_common_qp_modify(qp, &attr, IBV_QP_STATE);
+}
+
+/* The address vector of an RC QP (RTR) and of a UD address handle (ud.c):
+ * here, so that ud.c uses qp.c and not the other way round. */
+void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
+                                const struct pvrdma_common_qp_params *p,
+                                const union ibv_gid *dgid, uint16_t dlid)
+{
+    memset(ah, 0, sizeof(*ah));
+    ah->port_num = p->port_num;
+    ah->sl       = p->sl;
+    ah->dlid     = dlid;
+    /* RoCE has no LIDs: the GRH carries the addressing; on InfiniBand a
+     * known GID adds one too (routable beyond the subnet, harmless within) */
+    if ((p->link_layer == IBV_LINK_LAYER_ETHERNET) ||
+        !pvrdma_common_gid_is_zero(dgid)) {
+        ah->is_global          = 1;
+        ah->grh.dgid           = *dgid;
+        ah->grh.sgid_index     = p->sgid_index;
+        ah->grh.hop_limit      = p->hop_limit;
+        ah->grh.traffic_class  = p->traffic_class;
+    }
 }

@@ -18,7 +18,12 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_rdma_probe.h"
+#include "pvrdma_device.h"
+#include "pvrdma_addr.h"
+#include "pvrdma_qp.h"
+#include "pvrdma_page.h"
+#include "pvrdma_idle_wait.h"
 
 #include <errno.h>
 #include <stdio.h>

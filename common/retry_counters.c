@@ -12,7 +12,7 @@
  * Names differ by driver (rxe, mlx5, ...); each field sums the ones that
  * exist.  PVRDMA's driver exposes none: the plugins then say so.
  */
-#include "pvrdma_common.h"
+#include "pvrdma_retry_counters.h"
 
 #include <inttypes.h>
 #include <stdio.h>

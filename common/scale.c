@@ -17,7 +17,7 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_scale.h"
 
 #include <errno.h>
 #include <string.h>

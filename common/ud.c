@@ -13,7 +13,10 @@
 #ifdef HAVE_CONFIG_H
 #include "pvrdma_config.h"
 #endif
-#include "pvrdma_common.h"
+#include "pvrdma_ud.h"
+#include "pvrdma_gid.h"
+#include "pvrdma_qp.h"
+#include "pvrdma_page.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -429,26 +432,6 @@ int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc
     }
     ud_recv_wr(ud, (uint32_t) wc->wr_id, &wr, sge);
     return ibv_post_recv(ud->qp, &wr, &bad);
-}
-
-void pvrdma_common_ah_attr_fill(struct ibv_ah_attr *ah,
-                                const struct pvrdma_common_qp_params *p,
-                                const union ibv_gid *dgid, uint16_t dlid)
-{
-    memset(ah, 0, sizeof(*ah));
-    ah->port_num = p->port_num;
-    ah->sl       = p->sl;
-    ah->dlid     = dlid;
-    /* RoCE has no LIDs: the GRH carries the addressing; on InfiniBand a
-     * known GID adds one too (routable beyond the subnet, harmless within) */
-    if ((p->link_layer == IBV_LINK_LAYER_ETHERNET) ||
-        !pvrdma_common_gid_is_zero(dgid)) {
-        ah->is_global          = 1;
-        ah->grh.dgid           = *dgid;
-        ah->grh.sgid_index     = p->sgid_index;
-        ah->grh.hop_limit      = p->hop_limit;
-        ah->grh.traffic_class  = p->traffic_class;
-    }
 }
 
 struct ibv_ah *pvrdma_common_ud_ah_create(struct ibv_pd *pd,

@@ -36,7 +36,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "pvrdma_common.h"
+#include "pvrdma_gid.h"
+#include "pvrdma_qp.h"
+#include "pvrdma_ud.h"
 
 #define MSG_SIZE 100
 #define QKEY     0x1234567u

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Connection address wire format. */
-#include "pvrdma_common.h"
+#include "pvrdma_gid.h"
+#include "pvrdma_addr.h"
 #include "test_util.h"
 
 static struct pvrdma_common_addr_info roce_addr(void)

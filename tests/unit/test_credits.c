@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Eager flow-control credit accounting. */
-#include "pvrdma_common.h"
+#include "pvrdma_credits.h"
 #include "test_util.h"
 
 /* Two peers exchanging messages through the accounting only: a message

@@ -3,7 +3,8 @@
 /* PVRDMA identity and MTU helpers. */
 #include <errno.h>
 
-#include "pvrdma_common.h"
+#include "pvrdma_device.h"
+#include "pvrdma_rdma_probe.h"
 #include "test_attrs.h"
 #include "test_util.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Fragmentation math. */
-#include "pvrdma_common.h"
+#include "pvrdma_frag.h"
 #include "test_util.h"
 
 int main(void)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* GID classification and choice. */
-#include "pvrdma_common.h"
+#include "pvrdma_gid.h"
 #include "test_util.h"
 
 #include <arpa/inet.h>

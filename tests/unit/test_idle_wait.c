@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* The bounded idle wait (common/idle_wait.c), on the real clock: the bounds
  * asserted are upper bounds on polls (a loaded machine only lowers them). */
-#include "pvrdma_common.h"
+#include "pvrdma_idle_wait.h"
 #include "test_util.h"
 
 /* Calls the transport's progress would make in @p ms of waiting, and the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* NUMA distance from this process (hwloc) on the real topology. */
-#include "pvrdma_common.h"
+
 #include "pvrdma_numa.h"
 #include "test_util.h"
 

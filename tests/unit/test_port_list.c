@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Include/exclude list parsing and matching. */
-#include "pvrdma_common.h"
+#include "pvrdma_port.h"
 #include "test_util.h"
 
 static void test_parse_ok(void)

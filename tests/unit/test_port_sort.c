@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Discovery order: PVRDMA, then ACTIVE, then NUMA-nearest. */
-#include "pvrdma_common.h"
+#include "pvrdma_device.h"
+#include "pvrdma_port.h"
 #include "test_util.h"
 
 static struct pvrdma_common_port mk(const char *name, uint8_t port,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Resource profile: auto values, user requests, clamping to device caps. */
-#include "pvrdma_common.h"
+#include "pvrdma_profile.h"
 #include "test_attrs.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 pvrdma-mpi developers */
 /* Retry counters from a hw_counters directory: rxe's and mlx5's names, a
  * device without counters, differences and the text form. */
-#include "pvrdma_common.h"
+#include "pvrdma_retry_counters.h"
 #include "test_util.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 /* What connections cost and how many fit: the paper's n8np160 (159 peers
  * per rank) and a 32 VM x 32 rank job (1,023 peers) on the two PVRDMA
  * attribute sets, QEMU's model and a real ESXi 7 device. */
-#include "pvrdma_common.h"
+#include "pvrdma_scale.h"
 #include "test_attrs.h"
 #include "test_util.h"
 

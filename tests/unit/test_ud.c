@@ -5,7 +5,8 @@
  * @brief The checks a connection datagram passes before either plugin sees
  *        it, and the address vector both UD handles and RC QPs use.
  */
-#include "pvrdma_common.h"
+#include "pvrdma_qp.h"
+#include "pvrdma_ud.h"
 #include "test_util.h"
 
 struct msg {

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file pvrdma_idle_wait.h
+ * @brief common/: the bounded idle wait: polling an empty CQ only as often as pays (idle_wait.c).
+ *
+ * Framework-free, as all of common/ (see pvrdma_common.h).
+ */
+#ifndef PVRDMA_IDLE_WAIT_H
+#define PVRDMA_IDLE_WAIT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Bounded idle wait.  On PVRDMA an ibv_poll_cq that finds the CQ empty is a
+ * doorbell (a VM exit), so a rank that waits in MPI_Recv rings as many as
+ * its loop can turn.  The policy: while something of ours is in flight, or
+ * for @c spin_us after the CQ last gave a completion, poll on every call;
+ * after that, poll at most once per interval.  The interval is @c poll_us,
+ * or, when @c scale is not 0, @c scale times the measured time of an empty
+ * poll if that is longer (at most PVRDMA_COMMON_IDLE_POLL_MAX_US): a
+ * waiting rank then spends at most 1/scale of its time in empty polls,
+ * whatever a VM exit costs on its host (~1 us on ESXi, where poll_us
+ * rules; ~125 us on the nested test tier).  A message that arrives during
+ * the back-off is seen up to one interval late (its latency cost); the
+ * waiting rank rings at most 1e6 / poll_us polls a second.  poll_us 0
+ * turns the policy off.  Times in microseconds (CLOCK_MONOTONIC, a vDSO
+ * read: no VM exit).
+ */
+#define PVRDMA_COMMON_IDLE_POLL_MAX_US 10000   /**< scaled interval cap */
+
+struct pvrdma_common_idle_wait {
+    uint64_t spin_us;       /**< config: full-speed polling after activity */
+    uint64_t poll_us;       /**< config: then one poll per this, 0 = off */
+    uint64_t scale;         /**< config: interval >= scale x empty poll, 0 = fixed */
+    uint64_t quiet_since;   /**< when the CQ last gave something, 0: busy */
+    uint64_t next_poll;     /**< backing off: not before this */
+    uint64_t poll_started;  /**< a waiting poll is being timed, 0: none */
+    uint64_t cost_x16;      /**< empty poll's time, us x 16 (moving average) */
+    uint64_t interval_us;   /**< the back-off interval now */
+    uint64_t skipped;       /**< polls not rung (counted at close) */
+};
+
+/** @brief Microseconds on CLOCK_MONOTONIC. */
+uint64_t pvrdma_common_now_us(void);
+
+/** @brief Set up @p w with the knobs (counters zeroed). */
+void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
+                                  uint64_t spin_us, uint64_t poll_us,
+                                  uint64_t scale);
+
+/**
+ * @brief Whether to poll the CQ now.  @p waiting: nothing of ours is in
+ *        flight or queued (only receives can come); otherwise always 1.
+ *        Reads the clock only when @p waiting and the policy is on.
+ */
+int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
+                                 int waiting);
+
+/** @brief A timed poll found nothing: its time goes into the average. */
+void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w);
+
+/** @brief The poll found @p n completions: activity restarts the spin. */
+static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait *w,
+                                                 int n)
+{
+    if (n > 0) {
+        w->quiet_since  = 0;
+        w->poll_started = 0;
+    } else if (w->poll_started != 0) {
+        pvrdma_common_idle_wait_measure(w);
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PVRDMA_IDLE_WAIT_H */
