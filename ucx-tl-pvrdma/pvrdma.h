@@ -397,6 +397,12 @@ struct uct_pvrdma_chan {
     int                        unconfirmed;
     ucs_time_t                 deadline;
     ucs_time_t                 next_rep;
+    /* keepalive (pvrdma_stall.c): a confirmed channel whose peer ep sent
+     * nothing for KEEPALIVE is probed, so that a peer that died or
+     * destroyed its ep without a DISC getting through frees it */
+    uint64_t                   rx_total;    /**< receives completed */
+    uint64_t                   alive_seen;
+    ucs_time_t                 alive_since;
 };
 
 
@@ -407,6 +413,24 @@ typedef struct uct_pvrdma_ah {
     uint16_t                   lid;
     struct ibv_ah              *ah;
 } uct_pvrdma_ah_t;
+
+
+/** A disconnect of a destroyed ep, resent until the peer's iface
+ *  acknowledges it (DACK) or CONN_TIMEOUT passes (pvrdma_conn.c): a lost
+ *  DISC would leave the peer's passive channel (RC QP, receives, CQ
+ *  budget) open until its iface closes. */
+typedef struct uct_pvrdma_disc {
+    ucs_list_link_t            list;
+    union ibv_gid              peer_gid;
+    uint32_t                   peer_ud_qpn;
+    uint8_t                    peer_secret[PVRDMA_COMMON_UD_SECRET_LEN];
+    struct ibv_ah              *ah;        /**< from the AH cache */
+    uint64_t                   conn_id;
+    uint32_t                   qpn;        /**< the destroyed ep's RC QP */
+    uint32_t                   psn;
+    ucs_time_t                 next_retry;
+    ucs_time_t                 deadline;
+} uct_pvrdma_disc_t;
 
 
 /** An iface's eps by credit tag. */
@@ -479,6 +503,10 @@ struct uct_pvrdma_iface {
     ucs_list_link_t            qp_hash[UCT_PVRDMA_QP_HASH_SIZE];
     ucs_list_link_t            eps;
     ucs_list_link_t            chans;
+    ucs_list_link_t            discs;       /**< uct_pvrdma_disc_t */
+    unsigned                   num_discs;
+    uint64_t                   discs_acked;
+    uint64_t                   discs_expired; /**< no DACK in CONN_TIMEOUT */
     ucs_list_link_t            pending_eps;
     ucs_list_link_t            slot_chunks;
     ucs_list_link_t            deferred_chans; /**< owe a credit WRITE */
@@ -565,31 +593,54 @@ ucs_status_t uct_pvrdma_query_tl_devices(uct_md_h md,
                                          unsigned *num_devices_p);
 
 /* pvrdma_iface.c */
-void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq);
-void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
-                                uct_pvrdma_txq_t *txq);
-ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
-                                           unsigned max_recv_wr,
-                                           struct ibv_qp **qp_p);
-ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status);
-void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count);
-void uct_pvrdma_iface_cq_full(uct_pvrdma_iface_t *iface);
-void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
-                                 const uct_pvrdma_chan_t *chan);
-void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
-                                    const char *why);
 uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr);
 void uct_pvrdma_iface_addr_secret(const uct_iface_addr_t *addr, uint8_t *secret);
 int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
-void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
-void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
-void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
-int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now);
 
-/* pvrdma_ep.c, pvrdma_am.c (eager), pvrdma_rma.c (rendezvous) */
+/* pvrdma_iface_report.c */
+void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
+                                 const uct_pvrdma_chan_t *chan);
+void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
+                                    const char *why);
+
+/* pvrdma_iface_init.c */
+ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
+                                           unsigned max_recv_wr,
+                                           struct ibv_qp **qp_p);
+
+/* pvrdma_progress.c */
+void uct_pvrdma_iface_qp_add(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq);
+void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
+                                uct_pvrdma_txq_t *txq);
+ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status);
+void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count);
+void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_ep.c */
+int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now);
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
+ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags);
+ucs_status_t uct_pvrdma_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                 uct_completion_t *comp);
+ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                                       unsigned flags);
+void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
+                                 uct_pending_purge_callback_t cb, void *arg);
+void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn);
+void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
+void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
+int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
+unsigned uct_pvrdma_ep_retire_all_unsignaled(uct_pvrdma_iface_t *iface);
+int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep);
+
+/* pvrdma_am.c */
 ucs_status_t uct_pvrdma_ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
                                     const void *payload, unsigned length);
 ssize_t uct_pvrdma_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -599,6 +650,8 @@ ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
                                     const void *header, unsigned header_length,
                                     const uct_iov_t *iov, size_t iovcnt,
                                     unsigned flags, uct_completion_t *comp);
+
+/* pvrdma_rma.c */
 ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                      unsigned length, uint64_t remote_addr,
                                      uct_rkey_t rkey);
@@ -616,29 +669,12 @@ ucs_status_t uct_pvrdma_ep_get_bcopy(uct_ep_h tl_ep,
 ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
                                      size_t iovcnt, uint64_t remote_addr,
                                      uct_rkey_t rkey, uct_completion_t *comp);
-ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags,
-                                 uct_completion_t *comp);
-ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags);
-ucs_status_t uct_pvrdma_ep_check(uct_ep_h tl_ep, unsigned flags,
-                                 uct_completion_t *comp);
-ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
-                                       unsigned flags);
-void uct_pvrdma_ep_pending_purge(uct_ep_h tl_ep,
-                                 uct_pending_purge_callback_t cb, void *arg);
-void uct_pvrdma_ep_send_completion(uct_pvrdma_ep_t *ep, uint64_t sn);
-void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status);
-void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep);
-void uct_pvrdma_ep_schedule_pending(uct_pvrdma_ep_t *ep);
-int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep);
-void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
-unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface);
-int uct_pvrdma_ep_kick(uct_pvrdma_ep_t *ep);
 
-/* pvrdma_sr.c: the send/recv-only mode (QEMU's device model only) */
-void uct_pvrdma_iface_use_sr_ops(uct_pvrdma_iface_t *iface);
+/* pvrdma_sr.c (the send/recv-only mode: QEMU's device model only) */
 uint32_t uct_pvrdma_chan_am_hdr(uct_pvrdma_chan_t *chan,
                                 const struct ibv_wc *wc, const void *data,
                                 uint32_t *length_p);
+void uct_pvrdma_iface_use_sr_ops(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
                                   struct ibv_send_wr *wr, uint32_t count);
 ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
@@ -655,17 +691,26 @@ ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
                                        const uct_iov_t *iov, size_t iovcnt,
                                        unsigned flags, uct_completion_t *comp);
 
-/* pvrdma_conn.c */
+/* pvrdma_ud.c */
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface);
-void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
 void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained);
+struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
+                                    const union ibv_gid *gid, uint16_t lid);
+void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
+                        uint32_t dest_qpn, const uint8_t *dest_secret,
+                        const void *msg);
+
+/* pvrdma_conn.c */
+void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
 ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
-void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_conn_disconnect(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan);
 
 /* pvrdma_chan.c */
+int uct_pvrdma_chan_probe(uct_pvrdma_chan_t *chan);
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     const struct pvrdma_common_addr_info *peer,
                                     uint32_t local_psn, uint64_t credit_addr,
@@ -695,5 +740,9 @@ ucs_status_t uct_pvrdma_slot_get(uct_pvrdma_iface_t *iface,
                                  unsigned *index_p);
 void uct_pvrdma_slot_put(uct_pvrdma_slot_chunk_t *chunk, unsigned index);
 void uct_pvrdma_slots_cleanup(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_stall.c (stall report, kick, keepalive) */
+void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
+void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
 
 #endif

@@ -61,7 +61,13 @@ void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer)
     wr.wr.rdma.rkey        = chan->credit_rkey;
     if (uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0) == UCS_OK) {
         iface->credits_by_msg += count;
+        return;
     }
+    /* not posted (issue 34): the credits are owed again and the return is
+     * retried from progress, or the sender would wait for them for ever */
+    *total -= count;
+    pvrdma_common_credits_unpiggyback(&chan->credits, count);
+    uct_pvrdma_chan_defer_credits(chan);
 }
 
 
@@ -210,6 +216,30 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
 }
 
 
+/* pvrdma_stall.c's keepalive for a passive channel: a signalled zero-length
+ * WRITE to the peer ep's credit slot (writes nothing; the rkey is the one
+ * credit returns use).  A live peer's device acknowledges it; if the peer's
+ * process, VM or ep is gone it fails within RC's retry window and the
+ * channel is freed (uct_pvrdma_chan_fail).  Not on a send/recv-only
+ * connection (QEMU's model turns the WRITE into a SEND the peer has no
+ * receive for).  Returns 1 when posted. */
+int uct_pvrdma_chan_probe(uct_pvrdma_chan_t *chan)
+{
+    uct_pvrdma_iface_t *iface = chan->iface;
+    struct ibv_send_wr wr;
+
+    if (chan->unconfirmed || chan->send_credits || (chan->txq.signaled > 0) ||
+        !uct_pvrdma_txq_has_room(iface, &chan->txq)) {
+        return 0;
+    }
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode              = IBV_WR_RDMA_WRITE;
+    wr.wr.rdma.remote_addr = chan->credit_addr;
+    wr.wr.rdma.rkey        = chan->credit_rkey;
+    return uct_pvrdma_txq_post(iface, &chan->txq, &wr, 1) == UCS_OK;
+}
+
+
 static void uct_pvrdma_chan_fail(uct_pvrdma_chan_t *chan, struct ibv_wc *wc)
 {
     /* The peer ep is gone or broken; its side reports the error to its
@@ -254,6 +284,7 @@ void uct_pvrdma_chan_handle_wc(uct_pvrdma_chan_t *chan, struct ibv_wc *wc,
     }
     ucs_list_del(&desc->list);
     --chan->rx_posted;
+    ++chan->rx_total;
 
     if (ucs_unlikely(wc->status != IBV_WC_SUCCESS)) {
         uct_pvrdma_chan_put_desc(iface, desc);
@@ -358,7 +389,7 @@ static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
                   "CQ entries (%u sends in flight, %u zombies)",
                   iface->md->dev_name, iface->port_num, want,
                   iface->tx_outstanding, zombies);
-        (void)uct_pvrdma_iface_retire_unsignaled(iface);
+        (void)uct_pvrdma_ep_retire_all_unsignaled(iface);
         /* sends in flight complete, and new ones leave these entries free
          * (uct_pvrdma_txq_has_room) until the request comes again */
         iface->cq_held = ucs_min(want, iface->cq_budget);

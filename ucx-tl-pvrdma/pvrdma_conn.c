@@ -3,7 +3,8 @@
 /**
  * @file pvrdma_conn.c
  * @brief Connection exchange of the UCT "pvrdma" transport over one UD QP
- *        per iface (see the design notes in pvrdma.h).
+ *        per iface (see the design notes in pvrdma.h; the messages' wire
+ *        form: pvrdma_conn_msg.h; the UD QP itself: pvrdma_ud.c).
  *
  * Messages (100 bytes, integers big-endian), each with the receiver's
  * secret in the common header (from its iface address, or for replies from
@@ -22,6 +23,10 @@
  *                              send/recv-only (either end has no WRITE)
  *   REJ   iface -> requester:  the connection cannot be accepted
  *   DISC  requester -> iface:  the ep was destroyed, free the channel
+ *                              (carries the requester's secret for DACK)
+ *   DACK  iface -> requester:  the channel of that DISC is gone (also
+ *                              for a DISC whose channel was already
+ *                              freed: the first DACK may have been lost)
  *   RTU   requester -> iface:  the ep is connected to the channel (sent
  *                              for every REP of a live ep)
  * A REQ is resent every CONN_RETRY until REP/REJ or CONN_TIMEOUT; the
@@ -30,119 +35,16 @@
  * is resent every CONN_RETRY, and after CONN_TIMEOUT it is closed (its
  * requester died, or its DISC was lost); at most CONN_PENDING_MAX
  * channels are unconfirmed at a time, requests beyond wait unanswered.
+ * A destroyed ep leaves a disconnect record (uct_pvrdma_disc_t) whose DISC
+ * is resent every CONN_RETRY until a DACK or CONN_TIMEOUT (issue 34: a
+ * lost DISC left the peer's confirmed channel open until its iface
+ * closed).
  */
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
 
 
-#define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
-#define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
-#define UCT_PVRDMA_CONN_VERSION  5  /* 2: ep_tag, 3: common header, 4: secrets,
-                                       5: RTU */
-/* credits a peer can grant: at most a receive queue (larger is not ours) */
-#define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
-
-
-enum {
-    UCT_PVRDMA_CONN_REQ  = 1,
-    UCT_PVRDMA_CONN_REP  = 2,
-    UCT_PVRDMA_CONN_REJ  = 3,
-    UCT_PVRDMA_CONN_DISC = 4,
-    UCT_PVRDMA_CONN_RTU  = 5
-};
-
-
-/* conn_msg.flags; 0 from a peer that predates them means "WRITE works" */
-#define UCT_PVRDMA_CONN_F_SEND_ONLY  UCS_BIT(0)
-#define UCT_PVRDMA_CONN_F_EP_TAG     UCS_BIT(1)  /* REQ: ep_tag is valid */
-
-
-typedef struct uct_pvrdma_conn_msg {
-    struct pvrdma_common_ud_hdr hdr; /**< type, flags (UCT_PVRDMA_CONN_F_*);
-                                          version checked by common/ud.c */
-    uint32_t src_ud_qpn;
-    uint64_t conn_id;
-    uint8_t  addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
-    uint64_t remote_addr;
-    uint32_t rkey;
-    uint32_t credits;
-    uint16_t ep_tag;
-    uint16_t reserved2;
-    uint8_t  reply_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< REQ: the
-                                          requester's, for REP/REJ */
-} UCS_S_PACKED uct_pvrdma_conn_msg_t;
-
-
-/* ----------------------------------------------------------------------- */
-/*  Address handles                                                        */
-/* ----------------------------------------------------------------------- */
-
-static struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
-                                           const union ibv_gid *gid,
-                                           uint16_t lid)
-{
-    uct_pvrdma_ah_t *entry;
-
-    ucs_list_for_each(entry, &iface->ud.ahs, list) {
-        if ((entry->lid == lid) && !memcmp(&entry->gid, gid, sizeof(*gid))) {
-            return entry->ah;
-        }
-    }
-
-    entry = ucs_calloc(1, sizeof(*entry), "pvrdma ah");
-    if (entry == NULL) {
-        return NULL;
-    }
-
-    entry->ah = pvrdma_common_ud_ah_create(iface->md->pd, &iface->qp_params,
-                                           gid, lid);
-    if (entry->ah == NULL) {
-        /* on RoCE the kernel resolves the peer's MAC here: under load that
-         * can time out (ETIMEDOUT) and work a moment later, so the caller
-         * tries again with its next resend (issue 34) */
-        ucs_diag("pvrdma: %s:%d: ibv_create_ah failed: %m (tried again "
-                 "with the next resend)", iface->md->dev_name,
-                 iface->port_num);
-        ucs_free(entry);
-        return NULL;
-    }
-
-    entry->gid = *gid;
-    entry->lid = lid;
-    ucs_list_add_tail(&iface->ud.ahs, &entry->list);
-    return entry->ah;
-}
-
-
-/* ----------------------------------------------------------------------- */
-/*  UD send                                                                */
-/* ----------------------------------------------------------------------- */
-
-static void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
-                               uint32_t dest_qpn, const uint8_t *dest_secret,
-                               const uct_pvrdma_conn_msg_t *msg)
-{
-    void *buf = pvrdma_common_ud_tx_get(&iface->ud.dgram);
-    int ret;
-
-    if (buf == NULL) {
-        /* requests are retried, duplicate requests get the reply again */
-        ucs_debug("pvrdma: UD send buffers busy, message dropped");
-        return;
-    }
-
-    memcpy(buf, msg, sizeof(*msg));
-    ret = pvrdma_common_ud_send(&iface->ud.dgram, buf, ah, dest_qpn,
-                                UCT_PVRDMA_UD_QKEY, dest_secret);
-    if (ret != 0) {
-        ucs_diag("pvrdma: ibv_post_send(UD qp 0x%x) failed: %s",
-                 iface->ud.dgram.qp->qp_num, strerror(ret));
-        return;
-    }
-
-    /* the UD send completion must be seen even if the CQ was armed */
-    uct_pvrdma_iface_wakeup_poll(iface);
-}
+#include "pvrdma_conn_msg.h"
 
 
 static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
@@ -216,7 +118,7 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
 }
 
 
-/* DISC or RTU of an ep to its peer's iface */
+/* RTU of an ep to its peer's iface */
 static void uct_pvrdma_conn_send_ep_msg(uct_pvrdma_ep_t *ep, uint8_t type)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
@@ -232,9 +134,73 @@ static void uct_pvrdma_conn_send_ep_msg(uct_pvrdma_ep_t *ep, uint8_t type)
 }
 
 
-void uct_pvrdma_conn_send_disconnect(uct_pvrdma_ep_t *ep)
+static void uct_pvrdma_conn_send_disc(uct_pvrdma_iface_t *iface,
+                                      const uct_pvrdma_disc_t *disc)
 {
-    uct_pvrdma_conn_send_ep_msg(ep, UCT_PVRDMA_CONN_DISC);
+    uct_pvrdma_conn_msg_t msg;
+
+    uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_DISC, disc->conn_id);
+    uct_pvrdma_conn_pack_addr(iface, disc->qpn, disc->psn, msg.addr);
+    memcpy(msg.reply_secret, iface->ud.dgram.secret, sizeof(msg.reply_secret));
+    /* a send dropped for busy UD slots is resent like a lost one */
+    uct_pvrdma_ud_send(iface, disc->ah, disc->peer_ud_qpn, disc->peer_secret,
+                       &msg);
+}
+
+
+/* The ep is being destroyed: tell the peer's iface to free its passive
+ * channel, which exists if it got a request, and keep telling it until it
+ * says so (DACK) */
+void uct_pvrdma_conn_disconnect(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    ucs_time_t now            = ucs_get_time();
+    uct_pvrdma_disc_t *disc;
+
+    if (ep->ah == NULL) {
+        return; /* no REQ ever went out: the peer knows nothing of it */
+    }
+    disc = ucs_malloc(sizeof(*disc), "pvrdma disc");
+    if (disc == NULL) {
+        /* one DISC, unacknowledged: the channel may stay until the peer's
+         * keepalive finds this ep's QP gone */
+        uct_pvrdma_conn_send_ep_msg(ep, UCT_PVRDMA_CONN_DISC);
+        return;
+    }
+    disc->peer_gid    = ep->peer_gid;
+    disc->peer_ud_qpn = ep->peer_ud_qpn;
+    memcpy(disc->peer_secret, ep->peer_secret, sizeof(disc->peer_secret));
+    disc->ah          = ep->ah;  /* the AH cache lives as long as the iface */
+    disc->conn_id     = ep->conn_id;
+    disc->qpn         = ep->txq.qp->qp_num;
+    disc->psn         = ep->psn;
+    disc->next_retry  = now + iface->config.conn_retry;
+    disc->deadline    = now + iface->config.conn_timeout;
+    ucs_list_add_tail(&iface->discs, &disc->list);
+    ++iface->num_discs;
+    uct_pvrdma_conn_send_disc(iface, disc);
+}
+
+
+static void uct_pvrdma_conn_disc_free(uct_pvrdma_iface_t *iface,
+                                      uct_pvrdma_disc_t *disc)
+{
+    ucs_list_del(&disc->list);
+    --iface->num_discs;
+    ucs_free(disc);
+}
+
+
+/* At iface close: what was not acknowledged by now is counted as expired */
+void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface)
+{
+    uct_pvrdma_disc_t *disc, *tmp;
+
+    ucs_list_for_each_safe(disc, tmp, &iface->discs, list) {
+        ++iface->discs_expired;
+        uct_pvrdma_conn_disc_free(iface, disc);
+    }
 }
 
 
@@ -326,10 +292,37 @@ static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
 }
 
 
+/* Disconnects not acknowledged yet: resend, or give up after CONN_TIMEOUT
+ * (the peer is gone, or its iface closed) */
+static void uct_pvrdma_conn_progress_discs(uct_pvrdma_iface_t *iface,
+                                           ucs_time_t now, int *looked)
+{
+    uct_pvrdma_disc_t *disc, *tmp;
+
+    ucs_list_for_each_safe(disc, tmp, &iface->discs, list) {
+        if (now >= disc->deadline) {
+            ucs_debug("pvrdma: %s:%d: disconnect of connection 0x%" PRIx64
+                      " not acknowledged within UCX_PVRDMA_CONN_TIMEOUT",
+                      iface->md->dev_name, iface->port_num, disc->conn_id);
+            ++iface->discs_expired;
+            uct_pvrdma_conn_disc_free(iface, disc);
+        } else if (now >= disc->next_retry) {
+            uct_pvrdma_conn_check_ud(iface, looked);
+            disc->next_retry = now + iface->config.conn_retry;
+            uct_pvrdma_conn_send_disc(iface, disc);
+        }
+    }
+}
+
+
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
 {
     ucs_time_t now = ucs_get_time();
     int looked     = 0;
+
+    if (iface->num_discs > 0) {
+        uct_pvrdma_conn_progress_discs(iface, now, &looked);
+    }
 
     if (iface->num_unconfirmed > 0) {
         uct_pvrdma_conn_progress_chans(iface, now, &looked);
@@ -511,26 +504,29 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     uint32_t psn;
     char err[128];
 
-    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
-    if (ah == NULL) {
-        return;
-    }
-
     chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
-    if (chan != NULL) {
-        /* our reply was lost or is late: answer the same again */
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret,
-                           (void*)chan->rep);
-        return;
-    }
-
-    if (iface->num_unconfirmed >= iface->config.conn_pending_max) {
-        /* its sender resends it; by then some are confirmed or closed */
+    if ((chan == NULL) &&
+        (iface->num_unconfirmed >= iface->config.conn_pending_max)) {
+        /* its sender resends it; by then some are confirmed or closed.  No
+         * address handle for it (issue 34: the cache held one for every
+         * request, also those left unanswered). */
         ucs_debug("pvrdma: %s:%d: %u accepted connections unconfirmed "
                   "(UCX_PVRDMA_CONN_PENDING_MAX): request not answered",
                   iface->md->dev_name, iface->port_num,
                   iface->num_unconfirmed);
         ++iface->reqs_capped;
+        return;
+    }
+
+    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
+    if (ah == NULL) {
+        return;
+    }
+
+    if (chan != NULL) {
+        /* our reply was lost or is late: answer the same again */
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret,
+                           (void*)chan->rep);
         return;
     }
 
@@ -601,26 +597,69 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 }
 
 
-/* DISC (the ep is gone: free its channel) or RTU (it is connected) */
+/* RTU: the ep is connected to its channel */
 static void
-uct_pvrdma_conn_handle_ep_msg(uct_pvrdma_iface_t *iface,
-                              const uct_pvrdma_conn_msg_t *msg,
-                              const struct pvrdma_common_addr_info *peer)
+uct_pvrdma_conn_handle_rtu(uct_pvrdma_iface_t *iface,
+                           const uct_pvrdma_conn_msg_t *msg,
+                           const struct pvrdma_common_addr_info *peer)
 {
     uct_pvrdma_chan_t *chan;
 
     chan = uct_pvrdma_conn_find_chan(iface, &peer->gid,
                                      be32toh(msg->src_ud_qpn),
                                      be64toh(msg->conn_id));
-    if (chan == NULL) {
-        return;
-    } else if (msg->hdr.type == UCT_PVRDMA_CONN_RTU) {
+    if (chan != NULL) {
         uct_pvrdma_conn_chan_confirmed(chan);
-    } else {
+    }
+}
+
+
+/* DISC: the ep is gone: free its channel if it is still here, and say so
+ * either way (a DISC resent after a lost DACK finds no channel) */
+static void
+uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
+                            const uct_pvrdma_conn_msg_t *msg,
+                            const struct pvrdma_common_addr_info *peer)
+{
+    uint32_t ud_qpn  = be32toh(msg->src_ud_qpn);
+    uint64_t conn_id = be64toh(msg->conn_id);
+    uct_pvrdma_conn_msg_t ack;
+    uct_pvrdma_chan_t *chan;
+    struct ibv_ah *ah;
+
+    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
+    if (chan != NULL) {
         ucs_debug("pvrdma: peer closed connection on qp 0x%x",
                   chan->txq.qp->qp_num);
         uct_pvrdma_chan_destroy(chan);
     }
+    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
+    if (ah != NULL) {
+        uct_pvrdma_conn_msg_init(iface, &ack, UCT_PVRDMA_CONN_DACK, conn_id);
+        uct_pvrdma_ud_send(iface, ah, ud_qpn, msg->reply_secret, &ack);
+    }
+}
+
+
+/* DACK: the peer freed the channel of one of our disconnects */
+static void
+uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
+                            const uct_pvrdma_conn_msg_t *msg,
+                            const struct pvrdma_common_addr_info *peer)
+{
+    uint64_t conn_id = be64toh(msg->conn_id);
+    uct_pvrdma_disc_t *disc;
+
+    ucs_list_for_each(disc, &iface->discs, list) {
+        if ((disc->conn_id == conn_id) &&
+            (disc->peer_ud_qpn == be32toh(msg->src_ud_qpn)) &&
+            !memcmp(&disc->peer_gid, &peer->gid, sizeof(peer->gid))) {
+            ++iface->discs_acked;
+            uct_pvrdma_conn_disc_free(iface, disc);
+            return;
+        }
+    }
+    /* a duplicate DACK: its record is gone already */
 }
 
 
@@ -676,8 +715,13 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         uct_pvrdma_conn_handle_rej(iface, msg, &peer);
         break;
     case UCT_PVRDMA_CONN_DISC:
+        uct_pvrdma_conn_handle_disc(iface, msg, &peer);
+        break;
     case UCT_PVRDMA_CONN_RTU:
-        uct_pvrdma_conn_handle_ep_msg(iface, msg, &peer);
+        uct_pvrdma_conn_handle_rtu(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_DACK:
+        uct_pvrdma_conn_handle_dack(iface, msg, &peer);
         break;
     default:
         ucs_diag("pvrdma: ignoring connection message of type %d",
@@ -690,116 +734,5 @@ out:
     if (ret != 0) {
         ucs_error("pvrdma: ibv_post_recv(UD qp 0x%x) failed: %s",
                   iface->ud.dgram.qp->qp_num, strerror(ret));
-    }
-}
-
-
-/*
- * The connection QP went to the error state (a completion failed: on
- * SoftRoCE one datagram longer than a receive did that before the sink,
- * issue 41): every receive is lost.  Called after each CQ poll; @p drained
- * says that poll began after the previous call and left the CQ empty.
- * Step 1 resets the QP (none of its old WRs completes any more); step 2,
- * at the first such poll after it, when none of its old completions is in
- * the shared CQ any more (so old and new never exceed its CQ entries),
- * brings it back with every receive posted.  Its QP number stays: peers
- * reach it again at once, and resend what was lost.
- */
-void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained)
-{
-    struct pvrdma_common_ud *ud = &iface->ud.dgram;
-    const char *step;
-    int ret;
-
-    if (ud->broken) {
-        ucs_diag("pvrdma: %s:%d: connection QP 0x%x is in the error state "
-                 "(%s): resetting it", iface->md->dev_name, iface->port_num,
-                 ud->qp->qp_num, ud->broken_by);
-        step = "reset";
-        ret  = pvrdma_common_ud_reset(ud);
-    } else if (drained) {
-        step = "restart";
-        ret  = pvrdma_common_ud_restart(ud);
-        if (ret == 0) {
-            ucs_diag("pvrdma: %s:%d: connection QP 0x%x back, its receives "
-                     "posted again (%" PRIu64 " resets)", iface->md->dev_name,
-                     iface->port_num, ud->qp->qp_num, ud->resets);
-        }
-    } else {
-        return;
-    }
-    if (ret != 0) {
-        /* connections to and from this iface now time out with their own
-         * errors: say why once */
-        ucs_error("pvrdma: %s:%d: connection QP 0x%x: %s failed: %s",
-                  iface->md->dev_name, iface->port_num, ud->qp->qp_num, step,
-                  strerror(ret));
-        ud->broken = ud->resetting = false;
-    }
-}
-
-
-/* ----------------------------------------------------------------------- */
-/*  Setup                                                                  */
-/* ----------------------------------------------------------------------- */
-
-ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
-{
-    struct pvrdma_common_ud_attr attr;
-    const char *what;
-    int ret;
-
-    ucs_list_head_init(&iface->ud.ahs);
-    iface->ud.rx_len  = ucs_min(iface->ud.rx_len,
-                                iface->md->dev_attr.max_qp_wr);
-
-    if (iface->cq_budget < iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN +
-                           iface->config.tx_queue_len) {
-        ucs_error("pvrdma: %s:%d: the completion queue has %u entries, the "
-                  "connection QP (UCX_PVRDMA_UD_RX_QUEUE_LEN=%u + %u) and one "
-                  "send queue (UCX_PVRDMA_TX_QUEUE_LEN=%u) need more: raise "
-                  "UCX_PVRDMA_CQ_LEN or lower those", iface->md->dev_name,
-                  iface->port_num, iface->cq_budget, iface->ud.rx_len,
-                  UCT_PVRDMA_UD_TX_LEN, iface->config.tx_queue_len);
-        return UCS_ERR_INVALID_PARAM;
-    }
-
-    memset(&attr, 0, sizeof(attr));
-    attr.pd       = iface->md->pd;
-    attr.cq       = iface->cq;
-    attr.port_num = iface->port_num;
-    attr.qkey     = UCT_PVRDMA_UD_QKEY;
-    attr.version  = UCT_PVRDMA_CONN_VERSION;
-    attr.rx_count = iface->ud.rx_len;
-    attr.tx_count = UCT_PVRDMA_UD_TX_LEN;
-    attr.msg_size = sizeof(uct_pvrdma_conn_msg_t);
-    ret = pvrdma_common_ud_open(&iface->ud.dgram, &attr, &what);
-    if (ret != 0) {
-        ucs_error("pvrdma: %s:%d: %s failed: %s", iface->md->dev_name,
-                  iface->port_num, what, strerror(ret));
-        return (ret == ENOMEM) ? UCS_ERR_NO_MEMORY : UCS_ERR_IO_ERROR;
-    }
-
-    /* tests/bed/stray.sh aims its stray datagrams with this line */
-    ucs_debug("pvrdma: %s:%d: iface %p: connection QP 0x%x (Q_Key 0x%x, "
-              "messages of %zu B, version %d)", iface->md->dev_name,
-              iface->port_num, iface, iface->ud.dgram.qp->qp_num,
-              UCT_PVRDMA_UD_QKEY, sizeof(uct_pvrdma_conn_msg_t),
-              UCT_PVRDMA_CONN_VERSION);
-    iface->cq_budget   -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
-    iface->rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
-    return UCS_OK;
-}
-
-
-void uct_pvrdma_ud_cleanup(uct_pvrdma_iface_t *iface)
-{
-    uct_pvrdma_ah_t *entry, *tmp;
-
-    /* the QP before its address handles */
-    pvrdma_common_ud_close(&iface->ud.dgram);
-    ucs_list_for_each_safe(entry, tmp, &iface->ud.ahs, list) {
-        ibv_destroy_ah(entry->ah);
-        ucs_free(entry);
     }
 }

@@ -6,8 +6,8 @@
  *        starts the connection exchange), send completion and failure,
  *        pending queue, flush, fence and the zero-length WRITEs that kick,
  *        probe and retire.  Its data paths: pvrdma_am.c (active messages)
- *        and pvrdma_rma.c (PUT, GET); credit messages of a send/recv-only
- *        connection: pvrdma_credit_msg.c.
+ *        and pvrdma_rma.c (PUT, GET); the send/recv-only mode (credit
+ *        messages, AM id in a header): pvrdma_sr.c.
  */
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
@@ -175,31 +175,13 @@ void uct_pvrdma_ep_dispatch_pending(uct_pvrdma_ep_t *ep)
 }
 
 
-void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface)
-{
-    uct_pvrdma_ep_t *ep, *tmp;
-
-    ucs_list_for_each_safe(ep, tmp, &iface->pending_eps, pending_link) {
-        if (!uct_pvrdma_ep_has_resources(ep)) {
-            continue;
-        }
-
-        /* unlink first: a request may re-add the ep, or destroy it */
-        ucs_list_del(&ep->pending_link);
-        ep->in_pending_list = 0;
-        uct_pvrdma_ep_dispatch_pending(ep);
-        uct_pvrdma_ep_schedule_pending(ep);
-    }
-}
-
-
 /* ----------------------------------------------------------------------- */
 /*  Flush and fence                                                        */
 /* ----------------------------------------------------------------------- */
 
 /* A signalled zero-length RDMA WRITE to the peer's scratch word: its
  * completion retires every earlier WR of the ep's QP (ep flush and
- * uct_pvrdma_iface_retire_unsignaled).  No user data: not counted in
+ * uct_pvrdma_ep_retire_all_unsignaled).  No user data: not counted in
  * iface->op_count.rdma_writes. */
 static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
                                                    uct_pvrdma_ep_t *ep)
@@ -493,8 +475,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
     }
     if (self->state != UCT_PVRDMA_EP_FAILED) {
         /* let the peer free its passive channel, which exists if it got a
-         * request (best effort: the peer frees it at close otherwise) */
-        uct_pvrdma_conn_send_disconnect(self);
+         * request: resent until acknowledged (pvrdma_conn.c) */
+        uct_pvrdma_conn_disconnect(self);
     }
 
     if (self->in_pending_list) {
@@ -544,7 +526,7 @@ UCS_CLASS_DEFINE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
  * are wanted for a new connection's receives.  Returns how many WRs will
  * be retired.
  */
-unsigned uct_pvrdma_iface_retire_unsignaled(uct_pvrdma_iface_t *iface)
+unsigned uct_pvrdma_ep_retire_all_unsignaled(uct_pvrdma_iface_t *iface)
 {
     unsigned count = 0;
     uct_pvrdma_ep_t *ep;

@@ -298,7 +298,8 @@ void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
 {
     return (iface->tx_signaled == 0) && (iface->num_connecting == 0) &&
-           (iface->num_unconfirmed == 0) && !iface->ud.dgram.resetting &&
+           (iface->num_unconfirmed == 0) && (iface->num_discs == 0) &&
+           !iface->ud.dgram.resetting &&
            !iface->ud.dgram.broken &&
            ucs_list_is_empty(&iface->pending_eps) &&
            ucs_list_is_empty(&iface->deferred_chans) &&
@@ -368,7 +369,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 
 out:
     if (ucs_unlikely((iface->num_connecting > 0) ||
-                     (iface->num_unconfirmed > 0))) {
+                     (iface->num_unconfirmed > 0) || (iface->num_discs > 0))) {
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {
@@ -377,4 +378,32 @@ out:
     uct_pvrdma_iface_stall_watch(iface, count);
     uct_pvrdma_iface_keepalive_watch(iface);
     return count;
+}
+
+
+/* Each ep that waits is looked at once per call.  The waiting eps move to
+ * a list of this call's own first and are taken from its head one by one
+ * (issue 34: a safe iterator keeps a pointer to the next ep, which a
+ * request's callback may destroy); an ep on that list keeps
+ * in_pending_list set, so that its destroy unlinks it from there. */
+void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface)
+{
+    ucs_list_link_t todo;
+    uct_pvrdma_ep_t *ep;
+
+    ucs_list_head_init(&todo);
+    ucs_list_splice_tail(&todo, &iface->pending_eps);
+    ucs_list_head_init(&iface->pending_eps);
+
+    while (!ucs_list_is_empty(&todo)) {
+        ep = ucs_list_extract_head(&todo, uct_pvrdma_ep_t, pending_link);
+        if (!uct_pvrdma_ep_has_resources(ep)) {
+            ucs_list_add_tail(&iface->pending_eps, &ep->pending_link);
+            continue;
+        }
+        /* off every list: a request may re-add the ep */
+        ep->in_pending_list = 0;
+        uct_pvrdma_ep_dispatch_pending(ep);
+        uct_pvrdma_ep_schedule_pending(ep);
+    }
 }

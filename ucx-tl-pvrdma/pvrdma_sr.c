@@ -341,7 +341,7 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
     iface->cq_held = 0;
     if (iface->cq_budget < iface->tx_outstanding +
                            UCT_PVRDMA_CREDIT_RX_LEN + 1) {
-        (void)uct_pvrdma_iface_retire_unsignaled(iface);
+        (void)uct_pvrdma_ep_retire_all_unsignaled(iface);
         iface->cq_held = ucs_max(held, UCT_PVRDMA_CREDIT_RX_LEN);
         return UCS_ERR_NO_RESOURCE;
     }

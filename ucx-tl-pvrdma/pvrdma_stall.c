@@ -188,6 +188,30 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
  * stall kick, which this once-a-second look also runs (per ep, whether or
  * not the keepalive is on).
  */
+/* The passive side (issue 34): a confirmed channel is freed by its peer
+ * ep's DISC, resent until acknowledged; if the peer died, or gave up
+ * resending, only a probe finds out.  A channel that received nothing for
+ * KEEPALIVE is probed (uct_pvrdma_chan_probe): cost as for eps. */
+static void uct_pvrdma_chans_keepalive(uct_pvrdma_iface_t *iface,
+                                       ucs_time_t now)
+{
+    uct_pvrdma_chan_t *chan;
+
+    ucs_list_for_each(chan, &iface->chans, list) {
+        if ((chan->rx_total != chan->alive_seen) || (chan->alive_since == 0) ||
+            (chan->txq.signaled > 0)) {
+            chan->alive_seen  = chan->rx_total;
+            chan->alive_since = now;
+        } else if (((now - chan->alive_since) >= iface->config.keepalive) &&
+                   uct_pvrdma_chan_probe(chan)) {
+            ++iface->keepalives;
+            chan->alive_since = now;
+            ucs_debug("pvrdma: keepalive probe on chan %p", chan);
+        }
+    }
+}
+
+
 void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
 {
     ucs_time_t now;
@@ -228,5 +252,8 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
              * slows a job's start-up on the emulated bed by ~20 s */
             ucs_diag("pvrdma: keepalive probe on ep %p", ep);
         }
+    }
+    if (iface->config.keepalive != 0) {
+        uct_pvrdma_chans_keepalive(iface, now);
     }
 }

@@ -309,6 +309,65 @@ if want "$name"; then
     [ "$v" = "0 0" ] && pass "$name: no connection closed unconfirmed, no request left unanswered" ||
         fail "$name: connections closed unconfirmed" "closed/unanswered '$v', expected '0 0' (log: $(log_name "$name").server)"
 fi
+# Issue 34 (item 3): the same churn while each guest's egress drops 10 % of
+# its UD datagrams (tc netem behind a u32 filter on the RoCEv2 BTH opcode,
+# UD SEND 0x64/0x65: RC traffic untouched), so requests, replies,
+# confirmations, disconnects and their acknowledgements are lost now and
+# then.  Before the DACK a lost DISC left the server's confirmed channel
+# (RC QP, receives, CQ budget) open until its iface closed; now at the end
+# the server holds as many QPs as before the first connection (`rdma
+# resource show qp`), no passive channel (its close line), and its
+# registered memory and receive pool are what they were.  CONN_RETRY 200 ms
+# keeps the resends of 1000 connections within the test's time.
+# ud_loss PCT NODE...: drop PCT % of the nodes' outgoing UD datagrams
+ud_loss() {
+    local pct=$1 n
+    shift
+    for n in "$@"; do
+        ssh "$n" "modprobe -a sch_prio sch_netem cls_u32 &&
+            tc qdisc add dev eth0 root handle 1: prio bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+            tc qdisc add dev eth0 parent 1:4 handle 40: netem loss $pct% &&
+            tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff \
+                match ip dport 4791 0xffff match u8 0x64 0xfe at 28 flowid 1:4" || return 1
+    done
+}
+# ud_loss_end NODE...: prints the datagrams the nodes' netem dropped, removes it
+ud_loss_end() {
+    local n d total=0
+    for n in "$@"; do
+        d=$(ssh "$n" "tc -s qdisc show dev eth0" | awk '/^qdisc netem/ { f = 1 } f && /dropped/ { gsub(/[(,]/, " "); for (i = 1; i < NF; ++i) if ($i == "dropped") { print $(i + 1); exit } }')
+        ssh "$n" "tc qdisc del dev eth0 root" 2>/dev/null
+        total=$((total + ${d:-0}))
+    done
+    echo "$total"
+}
+name="uct conn: churn, 1000 connections, 10% of UD datagrams lost"
+if want "$name"; then
+    if ud_loss 10 node1 node2; then
+        conn_pair "$name" 900 "UCX_LOG_LEVEL=debug UCX_PVRDMA_CONN_RETRY=200ms" \
+            "UCX_LOG_LEVEL=debug UCX_PVRDMA_CONN_RETRY=200ms" -c 1000
+        dropped=$(ud_loss_end node1 node2)
+        log=$(log_name "$name") slog=$(log_name "$name").server
+        [ "$dropped" -gt 0 ] && pass "$name: netem dropped $dropped UD datagrams" ||
+            fail "$name: datagrams lost" "netem dropped none: the filter did not match"
+        line=$(grep -h '^ok QPs' "$slog") && pass "$name: server ${line#ok }" ||
+            fail "$name: server QPs back to the start" "$(grep -h 'QPs' "$slog" | head -n 1) (log: $slog)"
+        grep -h '^ok pinned' "$log" "$slog" | sed 's/^ok //' | tr '\n' ';' |
+            { read -r p; [ -n "$p" ] && pass "$name: $p" || fail "$name: pinned memory" "no 'ok pinned' lines"; }
+        v=$(sed -nE 's/.*closing: ([0-9]+) passive channels open.*/\1/p' "$slog" | tail -n 1)
+        [ "$v" = 0 ] && pass "$name: server closed with no passive channel open" ||
+            fail "$name: no passive channel left" "'${v:-no close line}' channels open at close (log: $slog)"
+        v=$(sed -nE 's/.*closing: [0-9]+ passive channels open; disconnects ([0-9]+) acknowledged, ([0-9]+) not.*/\1 \2/p' "$log" | tail -n 1)
+        if [ -n "$v" ] && [ "${v% *}" -ge 990 ]; then
+            pass "$name: client: ${v% *} disconnects acknowledged, ${v#* } not"
+        else
+            fail "$name: disconnects acknowledged" "'$v' (acknowledged, not), expected >= 990 acknowledged (log: $log)"
+        fi
+    else
+        fail "$name" "could not set up tc netem on the guests"
+        ud_loss_end node1 node2 >/dev/null
+    fi
+fi
 # Issue 18: a client that sends 20 connection requests and dies before it
 # reads a reply (no confirmation, no disconnect) must not keep the server's
 # resources: with CONN_PENDING_MAX=8 the server accepts 8 and leaves the

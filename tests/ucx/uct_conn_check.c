@@ -25,7 +25,11 @@
  *   and the largest.
  * - churn (-c C): C times, the client creates an endpoint, sends one
  *   message, flushes and destroys the endpoint (the server's channel is
- *   freed on the disconnect).  Both print the memory their process has
+ *   freed on the disconnect, which the client's transport resends until
+ *   it is acknowledged: the client progresses until the server's verdict).
+ *   The server counts its QPs (`rdma resource show qp`) before the first
+ *   connection and, for up to 30 s, after the last: "ok QPs: ..." when they
+ *   are as many again.  Both print the memory their process has
  *   pinned (/proc/self/status VmPin, registered memory) after the first
  *   connection and at the end: "ok pinned: start S kB, end E kB"; the end
  *   may not exceed the start (a leak of receive buffers grows it).
@@ -51,6 +55,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +93,7 @@ static double last_move;
 static uint32_t *expected;    /* next sequence number per endpoint */
 static uint64_t received, bad;
 static long pin_start = -1, pin_end = -1;
+static int qp_start = -1, qp_end = -1;   /* server, churn: its RDMA QPs */
 
 static double now_sec(void)
 {
@@ -138,6 +144,26 @@ static long vm_pinned_kb(void)
     }
     fclose(f);
     return kb;
+}
+
+/* This process's QPs as the kernel lists them (`rdma resource show qp`),
+ * -1 if that cannot be run: what the transport really holds, not what it
+ * says it holds */
+static int rdma_qps(void)
+{
+    char line[512], me[32];
+    int n = 0;
+    FILE *f = popen("rdma resource show qp 2>/dev/null", "r");
+
+    if (f == NULL) {
+        return -1;
+    }
+    snprintf(me, sizeof(me), " pid %d ", (int)getpid());
+    while (fgets(line, sizeof(line), f) != NULL) {
+        line[strcspn(line, "\n")] = ' ';
+        n += (strstr(line, me) != NULL);
+    }
+    return (pclose(f) == 0) ? n : -1;
 }
 
 static size_t msg_size(uint32_t ep, uint32_t seq)
@@ -553,6 +579,9 @@ int main(int argc, char **argv)
     expected = calloc(opt_eps, sizeof(*expected));
 
     open_iface(dev, &md, &hello);
+    if ((opt_cycles > 0) && (optind >= argc)) {
+        qp_start = rdma_qps();   /* server: its connection QP only */
+    }
     hello.magic  = HELLO_MAGIC;
     hello.eps    = opt_eps;
     hello.msgs   = opt_msgs;
@@ -592,6 +621,16 @@ int main(int argc, char **argv)
                    largest);
         }
         xfer(fd, &want, sizeof(want), 1);      /* all sent and flushed */
+        /* progress until the server answers: disconnects not yet
+         * acknowledged are resent from progress */
+        for (;;) {
+            struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+            if (poll(&pfd, 1, 0) > 0) {
+                break;
+            }
+            uct_worker_progress(worker);
+        }
         xfer(fd, result, sizeof(result), 0);   /* server: received, bad */
         pass = (result[0] == want) && (result[1] == 0);
         if (!pass) {
@@ -607,10 +646,19 @@ int main(int argc, char **argv)
          * last disconnect is on its way) */
         xfer(fd, &result[0], sizeof(result[0]), 0);
         if (opt_cycles > 0) {
-            /* the last disconnect: no connection left */
-            double until = now_sec() + 1.0;
+            /* the last disconnects (resent while datagrams are lost): no
+             * channel left, as many QPs as before the first connection;
+             * looked at every 0.5 s for up to 30 s */
+            double until = now_sec() + 30.0, next = 0;
             while (now_sec() < until) {
                 uct_worker_progress(worker);
+                if (now_sec() >= next) {
+                    next   = now_sec() + 0.5;
+                    qp_end = rdma_qps();
+                    if (qp_end == qp_start) {
+                        break;
+                    }
+                }
             }
             pin_end = vm_pinned_kb();
         }
@@ -620,6 +668,20 @@ int main(int argc, char **argv)
         pass = (bad == 0);
     }
 
+    if ((opt_cycles > 0) && (host == NULL)) {
+        if ((qp_start < 0) || (qp_end < 0)) {
+            printf("FAIL QPs unknown ('rdma resource show qp' failed)\n");
+            pass = 0;
+        } else if (qp_end != qp_start) {
+            printf("FAIL QPs: %d before the first connection, %d 30 s after "
+                   "the last (passive channels left open)\n", qp_start,
+                   qp_end);
+            pass = 0;
+        } else {
+            printf("ok QPs: %d before the first connection, %d after the "
+                   "last\n", qp_start, qp_end);
+        }
+    }
     pass = pin_verdict() && pass;
     close(fd);
     uct_iface_close(iface);

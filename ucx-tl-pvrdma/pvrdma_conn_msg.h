@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file pvrdma_conn_msg.h
+ * @brief The UCT "pvrdma" transport's connection messages on the wire (the
+ *        protocol is described in pvrdma_conn.c; the UD QP that carries
+ *        them is pvrdma_ud.c's).
+ */
+#ifndef UCT_PVRDMA_CONN_MSG_H
+#define UCT_PVRDMA_CONN_MSG_H
+
+#include "pvrdma.h"
+
+
+#define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
+#define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
+#define UCT_PVRDMA_CONN_VERSION  6  /* 2: ep_tag, 3: common header, 4: secrets,
+                                       5: RTU, 6: DACK */
+/* credits a peer can grant: at most a receive queue (larger is not ours) */
+#define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
+
+
+enum {
+    UCT_PVRDMA_CONN_REQ  = 1,
+    UCT_PVRDMA_CONN_REP  = 2,
+    UCT_PVRDMA_CONN_REJ  = 3,
+    UCT_PVRDMA_CONN_DISC = 4,
+    UCT_PVRDMA_CONN_RTU  = 5,
+    UCT_PVRDMA_CONN_DACK = 6
+};
+
+
+/* conn_msg.flags; 0 from a peer that predates them means "WRITE works" */
+#define UCT_PVRDMA_CONN_F_SEND_ONLY  UCS_BIT(0)
+#define UCT_PVRDMA_CONN_F_EP_TAG     UCS_BIT(1)  /* REQ: ep_tag is valid */
+
+
+typedef struct uct_pvrdma_conn_msg {
+    struct pvrdma_common_ud_hdr hdr; /**< type, flags (UCT_PVRDMA_CONN_F_*);
+                                          version checked by common/ud.c */
+    uint32_t src_ud_qpn;
+    uint64_t conn_id;
+    uint8_t  addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
+    uint64_t remote_addr;
+    uint32_t rkey;
+    uint32_t credits;
+    uint16_t ep_tag;
+    uint16_t reserved2;
+    uint8_t  reply_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< REQ, DISC:
+                                          the requester's, for REP/REJ/DACK */
+} UCS_S_PACKED uct_pvrdma_conn_msg_t;
+
+
+#endif /* UCT_PVRDMA_CONN_MSG_H */
