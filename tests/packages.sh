@@ -91,6 +91,11 @@ check_installed() {
         fail "$when: ompi_info lists btl pvrdma" "not listed (log: $LOG/ompi_info.$when.log)"
 }
 check_installed installed
+# docs/knobs.md is generated from the installed plugins' parameter tables
+# (scripts/gen-knobs): stale means a knob was added, renamed or reworded
+# without the reference
+ok "docs/knobs.md matches the plugins' parameter tables (scripts/gen-knobs --check)" \
+    "$TOP/scripts/gen-knobs" --check
 
 # --- the module systems ------------------------------------------------------
 # Environment Modules natively when installed; Lmod natively or unpacked by
