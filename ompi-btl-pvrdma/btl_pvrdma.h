@@ -15,6 +15,7 @@
  *  - btl_pvrdma_frag.c       eager send path: alloc/free/prepare_src/send(i)
  *  - btl_pvrdma_rdma.c       put/get/flush
  *  - btl_pvrdma_progress.c   completion handling, receive reposting
+ *  - btl_pvrdma_watch.c      stall kick, keepalive, stall report
  *  - btl_pvrdma_error.c      fatal errors: help message, then abort
  */
 #ifndef MCA_BTL_PVRDMA_H

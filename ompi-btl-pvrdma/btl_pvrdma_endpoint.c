@@ -42,9 +42,9 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->credits_owed = false;
     ep->sends_posted = 0;
     ep->recvs_done = 0;
-    ep->sends_retired = ep->kick_seen = ep->kick_since_us = 0;
-    ep->kicks = 0;
-    ep->alive_seen = ep->alive_since_us = 0;
+    ep->sends_retired = 0;
+    memset(&ep->kick_watch, 0, sizeof(ep->kick_watch));
+    memset(&ep->alive_watch, 0, sizeof(ep->alive_watch));
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
 }
 

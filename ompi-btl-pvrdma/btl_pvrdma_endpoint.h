@@ -66,14 +66,10 @@ struct mca_btl_base_endpoint_t {
     uint64_t recvs_done;     /**< messages received from the peer */
     bool credits_owed;       /**< a credit return could not be posted: retried from progress */
 
-    /* stall kick (btl_pvrdma_progress.c) */
+    /* stall kick and keepalive (btl_pvrdma_watch.c) */
     uint64_t sends_retired;  /**< ring entries completed: the send queue's progress */
-    uint64_t kick_seen;      /**< sends_retired when the stall watch last looked */
-    uint64_t kick_since_us;  /**< since when the ring has held WRs without progress */
-    uint32_t kicks;          /**< kicks posted in the current stall */
-    /* keepalive (btl_pvrdma_progress.c) */
-    uint64_t alive_seen;     /**< recvs_done + sends_retired when last looked */
-    uint64_t alive_since_us; /**< since when the peer has shown no sign of life */
+    struct pvrdma_common_watch kick_watch;  /**< on sends_retired, µs */
+    struct pvrdma_common_watch alive_watch; /**< on recvs_done + sends_retired, µs */
 
     opal_list_t pending;     /**< fragments waiting for connection/credits/SQ */
 };

@@ -152,7 +152,7 @@ void mca_btl_pvrdma_send_credits(mca_btl_pvrdma_module_t *module,
 
 /**
  * @brief Post a signalled credit-only message to @p endpoint whatever is
- *        owed: the stall watch's kick (btl_pvrdma_progress.c).  Uses a
+ *        owed: the stall watch's kick (btl_pvrdma_watch.c).  Uses a
  *        reserved credit and one receive of the peer, like a credit return.
  * @return OPAL_SUCCESS when posted; an error when the send queue, the
  *         fragments or the credits have no room now.

@@ -312,14 +312,11 @@ struct uct_pvrdma_ep {
     unsigned                   slot_index;
     uint64_t                   credits_seen; /**< cumulative value consumed */
 
-    /* keepalive (pvrdma_stall.c) */
-    uint64_t                   alive_seen;  /**< acked_sn + credits_seen */
-    ucs_time_t                 alive_since; /**< 0 or since when unchanged */
-    uint64_t                   kick_seen;   /**< acked_sn at the last look */
-    ucs_time_t                 kick_since;  /**< 0, or since when a signalled
-                                                 WR waits with acked_sn
-                                                 unchanged */
-    unsigned                   kicks;       /**< in this stall of the ep */
+    /* keepalive and stall kick (pvrdma_stall.c; timing: common/pvrdma_watch.h,
+     * in UCS ticks) */
+    struct pvrdma_common_watch alive;       /**< on acked_sn + credits_seen */
+    struct pvrdma_common_watch kick;        /**< on acked_sn, while a
+                                                 signalled WR waits */
     const char                 *fail_why;   /**< completion status of the
                                                  failure, for its message */
 
@@ -401,8 +398,7 @@ struct uct_pvrdma_chan {
      * nothing for KEEPALIVE is probed, so that a peer that died or
      * destroyed its ep without a DISC getting through frees it */
     uint64_t                   rx_total;    /**< receives completed */
-    uint64_t                   alive_seen;
-    ucs_time_t                 alive_since;
+    struct pvrdma_common_watch alive;       /**< on rx_total */
 };
 
 

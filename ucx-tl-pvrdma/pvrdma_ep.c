@@ -258,7 +258,7 @@ int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now)
         return 0;
     }
     ++iface->keepalives;
-    ep->alive_since = now;
+    pvrdma_common_watch_restart(&ep->alive, now);
     return 1;
 }
 
@@ -406,11 +406,8 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->conn_id     = iface->iface_uuid + (++iface->conn_seq);
     self->psn         = pvrdma_common_psn_new();
     self->credits_seen    = 0;
-    self->alive_seen      = 0;
-    self->alive_since     = 0;
-    self->kick_seen       = 0;
-    self->kick_since      = 0;
-    self->kicks           = 0;
+    memset(&self->alive, 0, sizeof(self->alive));
+    memset(&self->kick, 0, sizeof(self->kick));
     self->fail_why        = NULL;
     self->in_pending_list = 0;
     self->rev_chan        = NULL;

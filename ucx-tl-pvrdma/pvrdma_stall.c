@@ -119,24 +119,18 @@ static void uct_pvrdma_iface_stall_report(uct_pvrdma_iface_t *iface)
 static void uct_pvrdma_ep_kick_watch(uct_pvrdma_iface_t *iface,
                                      uct_pvrdma_ep_t *ep, ucs_time_t now)
 {
-    if ((ep->txq.acked_sn != ep->kick_seen) || (ep->kick_since == 0)) {
-        ep->kick_seen  = ep->txq.acked_sn;
-        ep->kick_since = now;
-        ep->kicks      = 0;
-        return;
-    }
-    if ((ep->kicks >= UCT_PVRDMA_STALL_KICKS) ||
-        ((now - ep->kick_since) <
-         ucs_time_from_sec((ep->kicks + 1) * UCT_PVRDMA_STALL_KICK_S)) ||
+    if (!pvrdma_common_watch_due(&ep->kick, ep->txq.acked_sn, now,
+                                 ucs_time_from_sec(UCT_PVRDMA_STALL_KICK_S),
+                                 UCT_PVRDMA_STALL_KICKS) ||
         !uct_pvrdma_ep_kick(ep)) {
         return;
     }
-    ++ep->kicks;
+    pvrdma_common_watch_acted(&ep->kick);
     ++iface->stall_kicks;
     ucs_diag("pvrdma: %s:%d: ep %p: %u signalled WRs neither completed nor "
              "failed for %.0f s: kicked with a zero-length WRITE (%u/%d)",
              iface->md->dev_name, iface->port_num, ep, ep->txq.signaled,
-             ucs_time_to_sec(now - ep->kick_since), ep->kicks,
+             ucs_time_to_sec(now - ep->kick.since), ep->kick.count,
              UCT_PVRDMA_STALL_KICKS);
 }
 
@@ -198,14 +192,14 @@ static void uct_pvrdma_chans_keepalive(uct_pvrdma_iface_t *iface,
     uct_pvrdma_chan_t *chan;
 
     ucs_list_for_each(chan, &iface->chans, list) {
-        if ((chan->rx_total != chan->alive_seen) || (chan->alive_since == 0) ||
-            (chan->txq.signaled > 0)) {
-            chan->alive_seen  = chan->rx_total;
-            chan->alive_since = now;
-        } else if (((now - chan->alive_since) >= iface->config.keepalive) &&
+        if (chan->txq.signaled > 0) {
+            /* a probe in flight: its completion is the answer */
+            pvrdma_common_watch_reset(&chan->alive);
+        } else if (pvrdma_common_watch_due(&chan->alive, chan->rx_total, now,
+                                           iface->config.keepalive, 0) &&
                    uct_pvrdma_chan_probe(chan)) {
             ++iface->keepalives;
-            chan->alive_since = now;
+            pvrdma_common_watch_restart(&chan->alive, now);
             ucs_debug("pvrdma: keepalive probe on chan %p", chan);
         }
     }
@@ -216,7 +210,6 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
 {
     ucs_time_t now;
     uct_pvrdma_ep_t *ep;
-    uint64_t seen;
 
     if (((iface->config.keepalive == 0) && (iface->tx_signaled == 0)) ||
         (++iface->watch_calls < UCT_PVRDMA_WATCH_CALLS)) {
@@ -233,19 +226,18 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
         if (ep->txq.signaled > 0) {
             uct_pvrdma_ep_kick_watch(iface, ep, now);
         } else {
-            ep->kick_since = 0;
+            pvrdma_common_watch_reset(&ep->kick);
         }
         if (iface->config.keepalive == 0) {
             continue;
         }
-        seen = ep->txq.acked_sn + ep->credits_seen;
-        if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0) ||
-            (seen != ep->alive_seen) || (ep->alive_since == 0)) {
-            ep->alive_seen  = seen;
-            ep->alive_since = now;
+        if ((ep->state != UCT_PVRDMA_EP_CONNECTED) || (ep->txq.signaled > 0)) {
+            pvrdma_common_watch_reset(&ep->alive);
             continue;
         }
-        if (((now - ep->alive_since) >= iface->config.keepalive) &&
+        if (pvrdma_common_watch_due(&ep->alive,
+                                    ep->txq.acked_sn + ep->credits_seen, now,
+                                    iface->config.keepalive, 0) &&
             uct_pvrdma_ep_probe(ep, now)) {
             /* diag, not debug: rare (one per silent ep per period), and
              * the bed's faults test reads it without debug logging, which
