@@ -47,17 +47,6 @@
 #include "pvrdma_conn_msg.h"
 
 
-static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
-                                     uct_pvrdma_conn_msg_t *msg, uint8_t type,
-                                     uint64_t conn_id)
-{
-    memset(msg, 0, sizeof(*msg));
-    msg->hdr.type   = type;
-    msg->src_ud_qpn = htobe32(iface->ud.dgram.qp->qp_num);
-    msg->conn_id    = htobe64(conn_id);
-}
-
-
 /* Local RC QP address in wire form */
 static void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
                                       uint32_t qpn, uint32_t psn, void *wire)
@@ -67,6 +56,24 @@ static void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
     info.qpn = qpn;
     info.psn = psn;
     (void)pvrdma_common_addr_pack(&info, wire);
+}
+
+
+/* Every message names our GID in its address, which the receiver checks
+ * against the datagram's source (pvrdma_common_ud_from) and drops the
+ * message without: REJ and DACK carry the UD QP's number there, the others
+ * overwrite it with their RC QP's (issue 34: REJ and DACK went out with a
+ * zeroed address and were dropped as malformed, so a rejected requester
+ * waited for CONN_TIMEOUT and no DISC was ever acknowledged). */
+static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
+                                     uct_pvrdma_conn_msg_t *msg, uint8_t type,
+                                     uint64_t conn_id)
+{
+    memset(msg, 0, sizeof(*msg));
+    msg->hdr.type   = type;
+    msg->src_ud_qpn = htobe32(iface->ud.dgram.qp->qp_num);
+    msg->conn_id    = htobe64(conn_id);
+    uct_pvrdma_conn_pack_addr(iface, iface->ud.dgram.qp->qp_num, 0, msg->addr);
 }
 
 
