@@ -28,6 +28,7 @@
 #include "pvrdma_profile.h"
 #include "pvrdma_gid.h"
 #include "pvrdma_addr.h"
+#include "pvrdma_auth.h"
 #include "pvrdma_qp.h"
 #include "pvrdma_ud.h"
 #include "pvrdma_frag.h"

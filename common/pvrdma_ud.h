@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include "pvrdma_addr.h"
+#include "pvrdma_auth.h"
 #include "pvrdma_qp.h"
 
 #ifdef __cplusplus
@@ -42,25 +43,44 @@ extern "C" {
  */
 #define PVRDMA_COMMON_UD_SINK_LEN 4096
 
-#define PVRDMA_COMMON_UD_SECRET_LEN 16
+#define PVRDMA_COMMON_UD_SECRET_LEN PVRDMA_COMMON_AUTH_KEY_LEN
+
+/** Senders whose replay windows a UD QP keeps (pvrdma_auth.h). */
+#define PVRDMA_COMMON_UD_REPLAY_CAP 4096
+
+/** Whose secret keys a message's MAC (pvrdma_common_ud_hdr.keyed) */
+enum pvrdma_common_ud_keyed {
+    PVRDMA_COMMON_UD_KEYED_RECEIVER = 0, /**< the receiver's: checked by
+                                              pvrdma_common_ud_complete() */
+    PVRDMA_COMMON_UD_KEYED_SENDER   = 1  /**< the sender's (a reply to a
+                                              peer that has our address):
+                                              checked by the plugin with the
+                                              key it has, in
+                                              pvrdma_common_ud_accept() */
+};
 
 /**
  * The first bytes of every connection message of both plugins.  The
- * plugin owns type and flags; version and auth are written by
- * pvrdma_common_ud_send() and checked on receipt.  @p auth is the
- * receiver's secret: each UD QP draws one at open
- * (getrandom) and its owner publishes it only out of band, with its
- * address (the BTL's modex, UCX's iface address), so only processes of the
- * job can send a datagram that passes: a stray or forged one from another
- * job or tenant on the fabric is dropped and counted before the plugin
- * sees it.
+ * plugin owns type and flags; version, keyed, seq and mac are written by
+ * pvrdma_common_ud_send() and checked on receipt.  Each UD QP draws a
+ * secret at open (getrandom) that its owner publishes only out of band,
+ * with its address (the BTL's modex, UCX's iface address): it never
+ * travels in a datagram (issue 37).  @p mac is a MAC over the whole
+ * message and the destination QP keyed with the receiver's secret (or,
+ * @p keyed SENDER, the sender's, which the receiver has from the sender's
+ * address), so only processes of the job can make a datagram that passes,
+ * and only for the QP it was made for; @p seq (big-endian, the sending
+ * QP's counter from a random start) makes a replayed one fail
+ * (pvrdma_common_ud_accept).  A stray, forged or replayed datagram from
+ * another job or tenant is dropped and counted.
  */
 struct pvrdma_common_ud_hdr {
     uint8_t type;
     uint8_t version;
     uint8_t flags;
-    uint8_t reserved;
-    uint8_t auth[PVRDMA_COMMON_UD_SECRET_LEN];
+    uint8_t keyed;          /**< enum pvrdma_common_ud_keyed */
+    uint8_t seq[8];
+    uint8_t mac[PVRDMA_COMMON_AUTH_MAC_LEN];
 };
 
 /** What pvrdma_common_ud_open() builds. */
@@ -87,7 +107,12 @@ struct pvrdma_common_ud {
     bool           broken;     /**< a completion failed: reset it */
     bool           resetting;  /**< reset; restart once the CQ is drained */
     uint64_t       dropped;    /**< received datagrams that failed the checks */
-    uint64_t       forged;     /**< ... of which with a wrong secret */
+    uint64_t       forged;     /**< ... of which well formed but with a
+                                    MAC that did not verify */
+    uint64_t       replayed;   /**< ... of which seen before (replays) */
+    uint64_t       tx_seq;     /**< sequence number of the last send */
+    uint32_t       qpn;        /**< qp->qp_num: what our MACs are made for */
+    struct pvrdma_common_replay replay; /**< per sender (auth.c) */
     uint64_t       spoofed;    /**< came from another QP/GID than they claim
                                     (counted by pvrdma_common_ud_from()) */
     uint8_t        secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< publish with the address */
@@ -133,24 +158,26 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud);
 
 /**
  * @brief Send the message in the slot @p msg (from pvrdma_common_ud_tx_get)
- *        to UD QP @p qpn / @p qkey through @p ah, signalled, with the
- *        receiver's @p peer_secret (PVRDMA_COMMON_UD_SECRET_LEN bytes, from
- *        its published address) in the header.
+ *        to UD QP @p qpn / @p qkey through @p ah, signalled, with the next
+ *        sequence number and a MAC keyed with @p key
+ *        (PVRDMA_COMMON_UD_SECRET_LEN bytes): the receiver's secret from
+ *        its published address (@p keyed RECEIVER), or our own (SENDER, a
+ *        reply to a peer that has our address).
  * @return 0 or the errno of ibv_post_send (the slot stays free).
  */
 int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
                           struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
-                          const uint8_t *peer_secret);
+                          const uint8_t *key, enum pvrdma_common_ud_keyed keyed);
 
 /**
  * @brief The message in a received UD buffer @p rx (GRH first), or NULL when
- *        the datagram is shorter than GRH + @p msg_size, carries another
- *        @p version or not the receiver's @p secret
- *        (PVRDMA_COMMON_UD_SECRET_LEN bytes; NULL: not checked).  Pure.
+ *        the datagram is shorter than GRH + @p msg_size or carries another
+ *        @p version; with a @p key (NULL: not checked), also when it is not
+ *        keyed RECEIVER or its MAC for @p dest_qpn does not verify.  Pure.
  */
 const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
                                        uint32_t msg_size, uint8_t version,
-                                       const uint8_t *secret);
+                                       const uint8_t *key, uint32_t dest_qpn);
 
 /**
  * @brief Account one completion of the UD QP; for RECEIVED, @p msg points
@@ -207,6 +234,20 @@ int pvrdma_common_ud_restart(struct pvrdma_common_ud *ud);
 bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                            const void *msg, uint32_t qpn,
                            const union ibv_gid *gid);
+
+/**
+ * @brief The last check before the plugin acts on a received message that
+ *        passed pvrdma_common_ud_from() (so @p gid, the source it claims, is
+ *        where it came from): a message keyed SENDER must verify with
+ *        @p sender_key (the secret of the peer it answers, from that peer's
+ *        address; NULL: we have none, dropped), and its sequence number
+ *        must be new for its sender (@p gid, the completion's source QP).
+ *        Counts a failure in ud->forged or ud->replayed and ud->dropped;
+ *        the caller drops the message.
+ */
+bool pvrdma_common_ud_accept(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                             const void *msg, const uint8_t *sender_key,
+                             const union ibv_gid *gid);
 
 /** @brief Post the receive of @p wc again (nothing while the QP is broken
  *  or being reset: the restart posts every receive).  @return 0 or errno. */

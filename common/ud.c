@@ -131,8 +131,24 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     ud->qkey     = attr->qkey;
     ud->version  = attr->version;
     ud->port_num = attr->port_num;
+    *what        = "libsodium initialisation";
+    rc           = pvrdma_common_auth_init();
+    if (rc != 0) {
+        return rc;
+    }
     *what        = "getrandom (UD secret)";
     rc           = pvrdma_common_random_bytes(ud->secret, sizeof(ud->secret));
+    if (rc == 0) {
+        /* a random start: a datagram of an earlier QP with our number is
+         * not taken for a new one by a peer that still has our window */
+        rc = pvrdma_common_random_bytes(&ud->tx_seq, sizeof(ud->tx_seq));
+        ud->tx_seq >>= 1;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    *what        = "replay windows";
+    rc           = pvrdma_common_replay_init(&ud->replay, PVRDMA_COMMON_UD_REPLAY_CAP);
     if (rc != 0) {
         return rc;
     }
@@ -146,7 +162,8 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     *what   = "allocating the UD buffers";
     ud->buf = pvrdma_common_page_alloc(size);
     if (ud->buf == NULL) {
-        return ENOMEM;
+        rc = ENOMEM;
+        goto err;
     }
     *what  = "ibv_reg_mr (UD buffers)";
     ud->mr = ibv_reg_mr(attr->pd, ud->buf, size, IBV_ACCESS_LOCAL_WRITE);
@@ -169,6 +186,7 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
         rc = errno;
         goto err;
     }
+    ud->qpn = ud->qp->qp_num;
     *what = "ibv_modify_qp (UD)";
     rc    = ud_to_rts(ud->qp, attr->port_num, ud->qkey);
     if (rc != 0) {
@@ -200,6 +218,7 @@ void pvrdma_common_ud_close(struct pvrdma_common_ud *ud)
         (void) ibv_dereg_mr(ud->mr);
     }
     free(ud->buf);
+    pvrdma_common_replay_fini(&ud->replay);
     memset(ud, 0, sizeof(*ud));
 }
 
@@ -219,17 +238,23 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud)
 
 int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
                           struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
-                          const uint8_t *peer_secret)
+                          const uint8_t *key, enum pvrdma_common_ud_keyed keyed)
 {
     uint32_t index = (uint32_t) (((uint8_t *) msg - ud_tx_buf(ud, 0)) /
                                  ud->msg_size);
+    struct pvrdma_common_ud_hdr *hdr = msg;
     struct ibv_send_wr wr, *bad;
     struct ibv_sge sge;
+    uint64_t seq = ++ud->tx_seq;
     int rc;
 
-    ((struct pvrdma_common_ud_hdr *) msg)->version = ud->version;
-    memcpy(((struct pvrdma_common_ud_hdr *) msg)->auth, peer_secret,
-           PVRDMA_COMMON_UD_SECRET_LEN);
+    hdr->version = ud->version;
+    hdr->keyed   = (uint8_t) keyed;
+    for (int i = 7; i >= 0; --i, seq >>= 8) {
+        hdr->seq[i] = (uint8_t) seq;
+    }
+    pvrdma_common_auth_mac(hdr->mac, key, msg, ud->msg_size,
+                           offsetof(struct pvrdma_common_ud_hdr, mac), qpn);
     sge.addr   = (uintptr_t) msg;
     sge.length = ud->msg_size;
     sge.lkey   = ud->mr->lkey;
@@ -249,21 +274,9 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
     return rc;
 }
 
-/* Compare without an early exit: the time taken says nothing of how much
- * of a guessed secret was right. */
-static bool secret_equal(const uint8_t *a, const uint8_t *b)
-{
-    uint8_t diff = 0;
-
-    for (size_t i = 0; i < PVRDMA_COMMON_UD_SECRET_LEN; ++i) {
-        diff |= (uint8_t) (a[i] ^ b[i]);
-    }
-    return diff == 0;
-}
-
 const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
                                        uint32_t msg_size, uint8_t version,
-                                       const uint8_t *secret)
+                                       const uint8_t *key, uint32_t dest_qpn)
 {
     const struct pvrdma_common_ud_hdr *hdr;
 
@@ -276,7 +289,11 @@ const void *pvrdma_common_ud_msg_check(const void *rx, uint32_t byte_len,
     if (hdr->version != version) {
         return NULL;
     }
-    if ((secret != NULL) && !secret_equal(hdr->auth, secret)) {
+    if ((key != NULL) &&
+        ((hdr->keyed != PVRDMA_COMMON_UD_KEYED_RECEIVER) ||
+         !pvrdma_common_auth_verify(key, hdr, msg_size,
+                                    offsetof(struct pvrdma_common_ud_hdr, mac),
+                                    dest_qpn))) {
         return NULL;
     }
     return hdr;
@@ -326,12 +343,19 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
     if (wc->status == IBV_WC_SUCCESS) {
         const void *rx = ud_rx_buf(ud, (uint32_t) wc->wr_id);
 
-        *msg = pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
-                                          ud->version, ud->secret);
-        if ((*msg == NULL) &&
-            (pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
-                                        ud->version, NULL) != NULL)) {
-            ud->forged++;   /* well formed, but not with our secret */
+        const struct pvrdma_common_ud_hdr *hdr;
+
+        hdr = pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
+                                         ud->version, NULL, 0);
+        if ((hdr != NULL) && (hdr->keyed == PVRDMA_COMMON_UD_KEYED_SENDER)) {
+            *msg = hdr;   /* the plugin checks it with the sender's key */
+        } else if (hdr != NULL) {
+            *msg = pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
+                                              ud->version, ud->secret,
+                                              ud->qpn);
+            if (*msg == NULL) {
+                ud->forged++;   /* well formed, but its MAC is not ours */
+            }
         }
     } else {
         ud_mark_broken(ud, ibv_wc_status_str(wc->status));
@@ -420,6 +444,33 @@ bool pvrdma_common_ud_from(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
     ud->spoofed++;
     ud->dropped++;
     return false;
+}
+
+bool pvrdma_common_ud_accept(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
+                             const void *msg, const uint8_t *sender_key,
+                             const union ibv_gid *gid)
+{
+    const struct pvrdma_common_ud_hdr *hdr = msg;
+    uint64_t seq = 0;
+
+    if ((hdr->keyed == PVRDMA_COMMON_UD_KEYED_SENDER) &&
+        ((sender_key == NULL) ||
+         !pvrdma_common_auth_verify(sender_key, hdr, ud->msg_size,
+                                    offsetof(struct pvrdma_common_ud_hdr, mac),
+                                    ud->qpn))) {
+        ud->forged++;
+        ud->dropped++;
+        return false;
+    }
+    for (int i = 0; i < 8; ++i) {
+        seq = (seq << 8) | hdr->seq[i];
+    }
+    if (!pvrdma_common_replay_fresh(&ud->replay, gid->raw, wc->src_qp, seq)) {
+        ud->replayed++;
+        ud->dropped++;
+        return false;
+    }
+    return true;
 }
 
 int pvrdma_common_ud_repost(struct pvrdma_common_ud *ud, const struct ibv_wc *wc)

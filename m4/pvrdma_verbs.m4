@@ -21,3 +21,10 @@ AC_DEFUN([PVRDMA_CHECK_HWLOC], [
     PKG_CHECK_MODULES([HWLOC], [hwloc >= 2.0], [],
         [AC_MSG_ERROR([hwloc >= 2.0 not found ($HWLOC_PKG_ERRORS): install the hwloc development files (Debian: apt-get install libhwloc-dev) or set HWLOC_CFLAGS and HWLOC_LIBS])])
 ])
+
+# PVRDMA_CHECK_SODIUM: libsodium (the MAC of connection datagrams,
+# common/auth.c).
+AC_DEFUN([PVRDMA_CHECK_SODIUM], [
+    PKG_CHECK_MODULES([SODIUM], [libsodium >= 1.0.16], [],
+        [AC_MSG_ERROR([libsodium not found ($SODIUM_PKG_ERRORS): install its development files (Debian: apt-get install libsodium-dev) or set SODIUM_CFLAGS and SODIUM_LIBS])])
+])

@@ -22,7 +22,8 @@
 #define CM_NRECV 32
 #define CM_NSEND 16
 #define CM_QKEY 0x50564d41u   /* "PVMA"; high bit clear: not a controlled Q_Key */
-#define CM_VERSION 3          /* 2: common header, 3: with the receiver's secret */
+#define CM_VERSION 4          /* 2: common header, 3: with the receiver's secret,
+                                 4: a MAC keyed by it instead (issue 37) */
 
 enum { CM_REQ = 1, CM_REP = 2, CM_RTU = 3 };
 
@@ -157,7 +158,7 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
     (void) pvrdma_common_addr_pack(&info, (struct pvrdma_common_addr *) msg->rc_addr);
 
     rc = pvrdma_common_ud_send(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey,
-                               ep->peer_secret);
+                               ep->peer_secret, PVRDMA_COMMON_UD_KEYED_RECEIVER);
     if (0 != rc) {
         MCA_BTL_PVRDMA_VERBOSE(5, "connection message post failed: %s", strerror(rc));
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -191,7 +192,7 @@ void mca_btl_pvrdma_cm_connected(mca_btl_pvrdma_endpoint_t *ep)
     (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
 }
 
-/** Drop a datagram that passed common's checks (it carried our secret) but
+/** Drop a datagram that passed common's checks (its MAC was made with our secret) but
  *  not ours: counted with the others, said at verbose level. */
 static void cm_drop(mca_btl_pvrdma_module_t *module, const char *why, const cm_msg_t *msg)
 {
@@ -217,8 +218,10 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
         return;
     }
     /* only a process of this job can be a peer (and only one of the job
-     * knows our secret): no proc and no modex lookup for any other name */
-    if (src.jobid != OPAL_PROC_MY_NAME.jobid || 0 == opal_compare_proc(src, OPAL_PROC_MY_NAME)) {
+     * knows our secret, which makes its MAC): no proc and no modex lookup
+     * for any other name */
+    if (src.jobid != OPAL_PROC_MY_NAME.jobid || 0 == opal_compare_proc(src, OPAL_PROC_MY_NAME) ||
+        (module->job_peers > 0 && src.vpid > module->job_peers)) {
         cm_drop(module, "not a process of this job", msg);
         return;
     }
@@ -259,6 +262,21 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
                                grh[8], grh[9], grh[20], grh[21], grh[22], grh[23], grh[32],
                                grh[33], grh[34], grh[35],
                                pvrdma_common_gid_str(&ep->peer_cm.gid, want, sizeof(want)));
+        return;
+    }
+    /* the RC address it offers must be on the GID the peer's modex
+     * published (its connection QP's): a member of the job cannot point us
+     * at a third host */
+    if (0 != memcmp(&peer.gid, &ep->peer_cm.gid, sizeof(peer.gid)) ||
+        peer.lid != ep->peer_cm.lid) {
+        cm_drop(module, "RC address not on the GID its modex published", msg);
+        return;
+    }
+    /* a datagram of the peer's seen before (a replay; counted) */
+    if (!pvrdma_common_ud_accept(&module->cm->ud, wc, msg, NULL, &ep->peer_cm.gid)) {
+        MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) from %s: "
+                               "replayed or not keyed for us", (int) msg->hdr.type,
+                               OPAL_NAME_PRINT(src));
         return;
     }
 
@@ -366,7 +384,7 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
                 MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection datagram: %s",
                                        IBV_WC_SUCCESS != wc[i].status
                                            ? ibv_wc_status_str(wc[i].status)
-                                           : "malformed, wrong version or not our secret");
+                                           : "malformed, wrong version or a MAC not ours");
                 break;
             }
             if (0 != pvrdma_common_ud_repost(&cm->ud, &wc[i])) {

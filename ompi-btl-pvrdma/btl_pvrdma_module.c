@@ -438,8 +438,9 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
                                " B), %d CQ arms, %d CQ events; %u peers connected at most, "
                                "%u CQ entries (%u for sends); %" PRIu64 " stall kicks, %" PRIu64
                                " keepalive probes; %" PRIu64 " connection datagrams dropped"
-                               " (%" PRIu64 " without our secret, %" PRIu64 " not from the"
-                               " address they claim), connection QP reset %" PRIu64 " times",
+                               " (%" PRIu64 " without a valid MAC, %" PRIu64 " replayed, %"
+                               PRIu64 " not from the address they claim), connection QP reset %"
+                               PRIu64 " times",
                                module->port.dev_name, module->port.port_num,
                                module->rdma_writes, module->rdma_write_max, module->rdma_reads,
                                module->rdma_read_max, 0, 0, module->peers_max,
@@ -447,6 +448,7 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
                                module->stall_kicks, module->keepalives,
                                (NULL != module->cm) ? module->cm->ud.dropped : 0,
                                (NULL != module->cm) ? module->cm->ud.forged : 0,
+                               (NULL != module->cm) ? module->cm->ud.replayed : 0,
                                (NULL != module->cm) ? module->cm->ud.spoofed : 0,
                                (NULL != module->cm) ? module->cm->ud.resets : 0);
         mca_btl_pvrdma_print_retries(module);

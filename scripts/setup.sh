@@ -31,7 +31,7 @@ say() { echo "setup: $*"; }
 PACKAGES=(
     build-essential autoconf automake libtool pkg-config dpkg-dev file
     libopenmpi-dev openmpi-bin libucx-dev ucx-utils libucx0
-    libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev
+    libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev libsodium-dev
     qemu-system-x86 busybox-static openssh-server openssh-client iproute2 kmod cpio
     openfoam openfoam-examples gnuplot-nox iputils-ping procps
     # the --pvrdma tier's nested QEMU (scripts/testbed/pvrdma/qemu.sh)

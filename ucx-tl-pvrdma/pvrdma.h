@@ -385,7 +385,6 @@ struct uct_pvrdma_chan {
     uint32_t                   peer_ud_qpn;
     uint64_t                   conn_id;
     uint16_t                   peer_lid;
-    uint8_t                    peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< from its REQ */
     uint8_t                    rep[128];    /**< reply, resent on dup REQ */
     unsigned                   rep_len;
     /* until the requester confirms (RTU, or anything received on the QP):
@@ -694,8 +693,8 @@ void uct_pvrdma_ud_recover(uct_pvrdma_iface_t *iface, int drained);
 struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
                                     const union ibv_gid *gid, uint16_t lid);
 void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
-                        uint32_t dest_qpn, const uint8_t *dest_secret,
-                        const void *msg);
+                        uint32_t dest_qpn, const uint8_t *key,
+                        enum pvrdma_common_ud_keyed keyed, const void *msg);
 
 /* pvrdma_conn.c */
 void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);

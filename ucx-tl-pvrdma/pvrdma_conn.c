@@ -77,6 +77,17 @@ static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
 }
 
 
+/* REP, REJ, DACK: to a requester that has our iface address, so their MAC
+ * is keyed with our own secret (issue 37: a REQ used to carry the
+ * requester's secret for them, in clear) */
+static void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
+                                  uint32_t dest_qpn, const void *msg)
+{
+    uct_pvrdma_ud_send(iface, ah, dest_qpn, iface->ud.dgram.secret,
+                       PVRDMA_COMMON_UD_KEYED_SENDER, msg);
+}
+
+
 /* ----------------------------------------------------------------------- */
 /*  Active side                                                            */
 /* ----------------------------------------------------------------------- */
@@ -104,8 +115,8 @@ static void uct_pvrdma_conn_send_req(uct_pvrdma_ep_t *ep)
         msg.hdr.flags  |= UCT_PVRDMA_CONN_F_EP_TAG;
         msg.ep_tag  = htobe16(ep->credit_tag);
     }
-    memcpy(msg.reply_secret, iface->ud.dgram.secret, sizeof(msg.reply_secret));
-    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret,
+                       PVRDMA_COMMON_UD_KEYED_RECEIVER, &msg);
 }
 
 
@@ -137,7 +148,8 @@ static void uct_pvrdma_conn_send_ep_msg(uct_pvrdma_ep_t *ep, uint8_t type)
     }
     uct_pvrdma_conn_msg_init(iface, &msg, type, ep->conn_id);
     uct_pvrdma_conn_pack_addr(iface, ep->txq.qp->qp_num, ep->psn, msg.addr);
-    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret, &msg);
+    uct_pvrdma_ud_send(iface, ep->ah, ep->peer_ud_qpn, ep->peer_secret,
+                       PVRDMA_COMMON_UD_KEYED_RECEIVER, &msg);
 }
 
 
@@ -148,10 +160,9 @@ static void uct_pvrdma_conn_send_disc(uct_pvrdma_iface_t *iface,
 
     uct_pvrdma_conn_msg_init(iface, &msg, UCT_PVRDMA_CONN_DISC, disc->conn_id);
     uct_pvrdma_conn_pack_addr(iface, disc->qpn, disc->psn, msg.addr);
-    memcpy(msg.reply_secret, iface->ud.dgram.secret, sizeof(msg.reply_secret));
     /* a send dropped for busy UD slots is resent like a lost one */
     uct_pvrdma_ud_send(iface, disc->ah, disc->peer_ud_qpn, disc->peer_secret,
-                       &msg);
+                       PVRDMA_COMMON_UD_KEYED_RECEIVER, &msg);
 }
 
 
@@ -291,8 +302,7 @@ static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
             chan->next_rep = now + iface->config.conn_retry;
             ah = uct_pvrdma_ud_get_ah(iface, &chan->peer_gid, chan->peer_lid);
             if (ah != NULL) {
-                uct_pvrdma_ud_send(iface, ah, chan->peer_ud_qpn,
-                                   chan->peer_secret, (void*)chan->rep);
+                uct_pvrdma_conn_reply(iface, ah, chan->peer_ud_qpn, chan->rep);
             }
         }
     }
@@ -532,8 +542,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 
     if (chan != NULL) {
         /* our reply was lost or is late: answer the same again */
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret,
-                           (void*)chan->rep);
+        uct_pvrdma_conn_reply(iface, ah, ud_qpn, chan->rep);
         return;
     }
 
@@ -568,7 +577,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
         return;
     } else if (status != UCS_OK) {
         uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, req->reply_secret, &rep);
+        uct_pvrdma_conn_reply(iface, ah, ud_qpn, &rep);
         return;
     }
 
@@ -582,7 +591,6 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     ++iface->num_unconfirmed;
     chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
     chan->peer_ep_tag  = be16toh(req->ep_tag);
-    memcpy(chan->peer_secret, req->reply_secret, sizeof(chan->peer_secret));
     uct_pvrdma_chan_pair_ep(chan);
 
     uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
@@ -596,7 +604,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
     memcpy(chan->rep, &rep, sizeof(rep));
     chan->rep_len = sizeof(rep);
-    uct_pvrdma_ud_send(iface, ah, ud_qpn, chan->peer_secret, &rep);
+    uct_pvrdma_conn_reply(iface, ah, ud_qpn, &rep);
     ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x, %u "
               "receives%s%s", conn_id, chan->txq.qp->qp_num, chan->rx_len,
               send_only ? ", send/recv only" : "",
@@ -643,7 +651,7 @@ uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
     ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
     if (ah != NULL) {
         uct_pvrdma_conn_msg_init(iface, &ack, UCT_PVRDMA_CONN_DACK, conn_id);
-        uct_pvrdma_ud_send(iface, ah, ud_qpn, msg->reply_secret, &ack);
+        uct_pvrdma_conn_reply(iface, ah, ud_qpn, &ack);
     }
 }
 
@@ -670,9 +678,37 @@ uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
 }
 
 
+/* The secret a reply's MAC is keyed with: that of the iface our ep (REP,
+ * REJ) or disconnect (DACK) asked, or NULL when that is gone */
+static const uint8_t *
+uct_pvrdma_conn_reply_key(uct_pvrdma_iface_t *iface,
+                          const uct_pvrdma_conn_msg_t *msg,
+                          const struct pvrdma_common_addr_info *peer)
+{
+    uint64_t conn_id = be64toh(msg->conn_id);
+    uct_pvrdma_disc_t *disc;
+    uct_pvrdma_ep_t *ep;
+
+    if (msg->hdr.type != UCT_PVRDMA_CONN_DACK) {
+        ep = uct_pvrdma_conn_find_ep(iface, conn_id);
+        return ((ep != NULL) && uct_pvrdma_conn_from_peer(iface, ep, msg, peer)) ?
+               ep->peer_secret : NULL;
+    }
+    ucs_list_for_each(disc, &iface->discs, list) {
+        if ((disc->conn_id == conn_id) &&
+            (disc->peer_ud_qpn == be32toh(msg->src_ud_qpn)) &&
+            !memcmp(&disc->peer_gid, &peer->gid, sizeof(peer->gid))) {
+            return disc->peer_secret;
+        }
+    }
+    return NULL;
+}
+
+
 void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
 {
     const uct_pvrdma_conn_msg_t *msg;
+    const uint8_t *key;
     struct pvrdma_common_addr_info peer;
     const void *rx;
     int ret;
@@ -688,7 +724,7 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         ucs_diag("pvrdma: %s:%d: dropped a connection datagram: %s",
                  iface->md->dev_name, iface->port_num,
                  (wc->status != IBV_WC_SUCCESS) ? ibv_wc_status_str(wc->status) :
-                 "malformed, wrong version or not our secret");
+                 "malformed, wrong version or a MAC not ours");
         goto out;
     case PVRDMA_COMMON_UD_RECEIVED:
         break;
@@ -708,6 +744,26 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
                  "from UD qp 0x%x claiming qp 0x%x or another GID",
                  iface->md->dev_name, iface->port_num, msg->hdr.type,
                  wc->src_qp, be32toh(msg->src_ud_qpn));
+        goto out;
+    }
+    /* replies are keyed with the sender's secret, which we have from its
+     * address (the ep or disconnect they answer; none: a late reply to
+     * something gone, ignored); the rest was checked with ours.  Then: not
+     * seen before (replays) */
+    key = NULL;
+    if ((msg->hdr.type == UCT_PVRDMA_CONN_REP) ||
+        (msg->hdr.type == UCT_PVRDMA_CONN_REJ) ||
+        (msg->hdr.type == UCT_PVRDMA_CONN_DACK)) {
+        key = uct_pvrdma_conn_reply_key(iface, msg, &peer);
+        if (key == NULL) {
+            goto out;
+        }
+    }
+    if (!pvrdma_common_ud_accept(&iface->ud.dgram, wc, rx, key, &peer.gid)) {
+        ucs_diag("pvrdma: %s:%d: dropped a connection message (type %d) "
+                 "from UD qp 0x%x: replayed, or its MAC is not its sender's",
+                 iface->md->dev_name, iface->port_num, msg->hdr.type,
+                 wc->src_qp);
         goto out;
     }
 

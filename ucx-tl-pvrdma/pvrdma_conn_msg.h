@@ -14,8 +14,8 @@
 
 #define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
 #define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
-#define UCT_PVRDMA_CONN_VERSION  6  /* 2: ep_tag, 3: common header, 4: secrets,
-                                       5: RTU, 6: DACK */
+#define UCT_PVRDMA_CONN_VERSION  7  /* 2: ep_tag, 3: common header, 4: secrets,
+                                       5: RTU, 6: DACK, 7: MACs (issue 37) */
 /* credits a peer can grant: at most a receive queue (larger is not ours) */
 #define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
 
@@ -46,8 +46,8 @@ typedef struct uct_pvrdma_conn_msg {
     uint32_t credits;
     uint16_t ep_tag;
     uint16_t reserved2;
-    uint8_t  reply_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< REQ, DISC:
-                                          the requester's, for REP/REJ/DACK */
+    uint8_t  reserved3[16]; /**< zero (version 6 carried the requester's
+                                 secret here, in clear) */
 } UCS_S_PACKED uct_pvrdma_conn_msg_t;
 
 

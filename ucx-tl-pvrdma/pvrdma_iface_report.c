@@ -140,10 +140,12 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
     ucs_log(((iface->ud.dgram.dropped > 0) || (iface->ud.dgram.resets > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
             "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
-            "dropped (%" PRIu64 " without our secret, %" PRIu64 " not from "
-            "the address they claim), connection QP reset %" PRIu64 " times",
+            "dropped (%" PRIu64 " without a valid MAC, %" PRIu64 " replayed, %"
+            PRIu64 " not from the address they claim), connection QP reset %"
+            PRIu64 " times",
             iface->md->dev_name, iface->port_num, iface, iface->ud.dgram.dropped,
-            iface->ud.dgram.forged, iface->ud.dgram.spoofed,
+            iface->ud.dgram.forged, iface->ud.dgram.replayed,
+            iface->ud.dgram.spoofed,
             iface->ud.dgram.resets);
     /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
     ucs_log(((iface->chans_reaped > 0) || (iface->reqs_capped > 0)) ?

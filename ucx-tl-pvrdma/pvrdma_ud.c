@@ -59,8 +59,8 @@ struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
  * when every UD send slot is busy (each message is resent or answered
  * again: pvrdma_conn.c) */
 void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
-                        uint32_t dest_qpn, const uint8_t *dest_secret,
-                        const void *msg)
+                        uint32_t dest_qpn, const uint8_t *key,
+                        enum pvrdma_common_ud_keyed keyed, const void *msg)
 {
     void *buf = pvrdma_common_ud_tx_get(&iface->ud.dgram);
     int ret;
@@ -73,7 +73,7 @@ void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
 
     memcpy(buf, msg, sizeof(uct_pvrdma_conn_msg_t));
     ret = pvrdma_common_ud_send(&iface->ud.dgram, buf, ah, dest_qpn,
-                                UCT_PVRDMA_UD_QKEY, dest_secret);
+                                UCT_PVRDMA_UD_QKEY, key, keyed);
     if (ret != 0) {
         ucs_diag("pvrdma: ibv_post_send(UD qp 0x%x) failed: %s",
                  iface->ud.dgram.qp->qp_num, strerror(ret));

@@ -82,7 +82,7 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 rlog=$(log_name "ud_recover")
 if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$LOGDIR/ud_recover" \
         "$TOP/tests/fabric/ud_recover.c" "$TOP/build/common/.libs/libpvrdma_common.a" \
-        -libverbs -lhwloc >"$rlog" 2>&1; then
+        -libverbs -lhwloc -lsodium >"$rlog" 2>&1; then
     timeout -k 10 120 "$LOGDIR/ud_recover" -d "$DEV:1" -n 0 >>"$rlog" 2>&1
     rrc=$?
     while IFS= read -r l; do

@@ -2,7 +2,7 @@
 # A hostile fabric (issue 18): while a 2-rank job runs across node1 and
 # node2, tests/fabric/ud_stray.c on node2 sends rank 0's connection QP (on
 # node1) garbage, truncated datagrams, forged messages of every type with
-# the right version but a made-up secret (a REQ may name any peer), one of
+# the right version but a made-up MAC (a REQ may name any peer), one of
 # them replayed, and 200 REQs from made-up processes; once over btl pvrdma,
 # once over pml ucx.  The job must pass every data check, make no new
 # connection, and the transport's count at close must show the drops.  Run
@@ -77,15 +77,15 @@ stray_job() {
 }
 
 # counts_check NAME DROPPED FORGED: the drops were counted and said.  280
-# are sent, 240 of them well formed without our secret; a datagram that
+# are sent, 240 of them well formed without a valid MAC; a datagram that
 # finds no receive posted is lost in the device, uncounted, so a little
 # less passes (on the bed all 280 arrive).
 counts_check() {
     local name=$1 dropped=$2 forged=$3
     if [ "${dropped:-0}" -ge 250 ] && [ "${forged:-0}" -ge 200 ]; then
-        pass "$name: node1 counted the drops at close: $dropped dropped, $forged without our secret"
+        pass "$name: node1 counted the drops at close: $dropped dropped, $forged without a valid MAC"
     else
-        fail "$name: node1 counted the drops at close" "dropped '${dropped:-none}' (of 280, >= 250 wanted), without our secret '${forged:-none}' (>= 200 wanted) (log: $STRAY_LOG)"
+        fail "$name: node1 counted the drops at close" "dropped '${dropped:-none}' (of 280, >= 250 wanted), without a valid MAC '${forged:-none}' (>= 200 wanted) (log: $STRAY_LOG)"
     fi
 }
 
@@ -98,7 +98,7 @@ if want_stray btl; then
         [ "$peers" = 1 ] && pass "$name: no new connection (node1 held 1 peer)" ||
             fail "$name: no new connection" "node1 held '${peers:-?}' peers (log: $STRAY_LOG)"
         counts_check "$name" "$(echo "$close" | sed -nE 's/.*; ([0-9]+) connection datagrams dropped.*/\1/p')" \
-            "$(echo "$close" | sed -nE 's/.*\(([0-9]+) without our secret.*/\1/p')"
+            "$(echo "$close" | sed -nE 's/.*\(([0-9]+) without a valid MAC.*/\1/p')"
     fi
 fi
 
@@ -124,7 +124,7 @@ fi
 RECOVER=$LOGDIR/ud_recover
 if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$RECOVER" \
         "$TOP/tests/fabric/ud_recover.c" "$TOP/build/common/.libs/libpvrdma_common.a" \
-        -libverbs -lhwloc >"$LOGDIR/ud_recover.build" 2>&1; then
+        -libverbs -lhwloc -lsodium >"$LOGDIR/ud_recover.build" 2>&1; then
     out=$(timeout 120 "$RECOVER" -d "$DEV:1" -g 1 -n 20 2>&1)
     rc=$?
     echo "$out" >"$LOGDIR/ud_recover.log"

@@ -11,7 +11,7 @@
  * One process, two UD QPs of common/ud.c on one CQ each ("receiver" with
  * 100-byte messages, "sender"), talking over the device's loopback:
  *   1. the sender sends datagrams of every length up to the port's MTU
- *      (raw, not through common's send: it has no secret to send) to the
+ *      (raw, not through common's send: they carry no MAC) to the
  *      receiver: each must complete without error and be dropped and
  *      counted as not ours (on SoftRoCE of Linux 6.1 the first one longer
  *      than a receive put the QP into the error state before the sink);
@@ -22,6 +22,9 @@
  *      drain of its CQ and pvrdma_common_ud_restart() must bring it back,
  *      and a message with its secret sent right after must arrive intact
  *      through pvrdma_common_ud_complete().
+ * Between 1 and 2 (issue 37): a message MAC'd with the receiver's secret is
+ * accepted once, the same datagram posted again (a replay) is dropped and
+ * counted, and one made for another QP fails its MAC.
  * -n 0 runs step 1 only (QEMU's PVRDMA model neither flushes the receives
  * of a QP moved to the error state nor reports that state to ibv_query_qp,
  * so step 2 cannot be staged there).
@@ -96,22 +99,15 @@ static int next_event(struct pvrdma_common_ud *ud, struct ibv_cq *cq,
     return -1;
 }
 
-/* raw datagram of @p len bytes from the sender's first tx slot */
-static int send_raw(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
-                    struct ibv_ah *ah, uint32_t qpn, uint32_t len)
+/* @p len bytes at @p slot (the sender's first tx slot) posted as they are */
+static int post_raw(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
+                    struct ibv_ah *ah, uint32_t qpn, uint8_t *slot, uint32_t len)
 {
-    uint8_t *slot = pvrdma_common_ud_tx_get(tx);
     struct ibv_sge sge;
     struct ibv_send_wr wr, *bad;
     struct ibv_wc wc;
     const void *msg;
 
-    if (slot == NULL) {
-        return EAGAIN;
-    }
-    /* the sender's slots are MSG_SIZE bytes: longer datagrams take the
-     * slot and what follows it in the same registered buffer */
-    memset(slot, 0xa5, len);
     sge.addr   = (uintptr_t) slot;
     sge.length = len;
     sge.lkey   = tx->mr->lkey;
@@ -130,6 +126,77 @@ static int send_raw(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
     }
     tx->tx_busy |= 1;
     return (next_event(tx, tx_cq, &msg, &wc, 5e6) == PVRDMA_COMMON_UD_SENT) ? 0 : EIO;
+}
+
+/* raw datagram of @p len bytes from the sender's first tx slot */
+static int send_raw(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
+                    struct ibv_ah *ah, uint32_t qpn, uint32_t len)
+{
+    uint8_t *slot = pvrdma_common_ud_tx_get(tx);
+
+    if (slot == NULL) {
+        return EAGAIN;
+    }
+    /* the sender's slots are MSG_SIZE bytes: longer datagrams take the
+     * slot and what follows it in the same registered buffer */
+    memset(slot, 0xa5, len);
+    return post_raw(tx, tx_cq, ah, qpn, slot, len);
+}
+
+/* The sender's message in @p slot (sent by pvrdma_common_ud_send) posted
+ * again byte for byte: a replay, as a host that captured it would send */
+static int resend_raw(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
+                      struct ibv_ah *ah, uint32_t qpn, uint8_t *slot)
+{
+    return post_raw(tx, tx_cq, ah, qpn, slot, MSG_SIZE);
+}
+
+/* 1b (issue 37): a message made with the receiver's secret is accepted
+ * once; the same datagram again is dropped as a replay; one made with the
+ * receiver's secret for another QP (here the sender's own) fails its MAC */
+static void replay_step(struct pvrdma_common_ud *tx, struct ibv_cq *tx_cq,
+                        struct pvrdma_common_ud *rx, struct ibv_cq *rx_cq,
+                        struct ibv_ah *ah, const union ibv_gid *gid)
+{
+    const void *got = NULL;
+    struct ibv_wc wc;
+    bool first = false, replay = false, other = false;
+    uint8_t *m = pvrdma_common_ud_tx_get(tx);
+    char line[256];
+
+    m[0] = 1;
+    for (int i = sizeof(struct pvrdma_common_ud_hdr); i < MSG_SIZE; ++i) {
+        m[i] = (uint8_t) (i * 3);
+    }
+    if ((pvrdma_common_ud_send(tx, m, ah, rx->qpn, QKEY, rx->secret,
+                               PVRDMA_COMMON_UD_KEYED_RECEIVER) == 0) &&
+        (next_event(tx, tx_cq, &got, NULL, 5e6) == PVRDMA_COMMON_UD_SENT)) {
+        if (next_event(rx, rx_cq, &got, &wc, 5e6) == PVRDMA_COMMON_UD_RECEIVED) {
+            first = pvrdma_common_ud_accept(rx, &wc, got, NULL, gid);
+            (void) pvrdma_common_ud_repost(rx, &wc);
+        }
+        if ((resend_raw(tx, tx_cq, ah, rx->qpn, m) == 0) &&
+            (next_event(rx, rx_cq, &got, &wc, 5e6) == PVRDMA_COMMON_UD_RECEIVED)) {
+            replay = !pvrdma_common_ud_accept(rx, &wc, got, NULL, gid) &&
+                     (rx->replayed == 1);
+            (void) pvrdma_common_ud_repost(rx, &wc);
+        }
+    }
+    m = pvrdma_common_ud_tx_get(tx);
+    if ((m != NULL) &&
+        (pvrdma_common_ud_send(tx, m, ah, tx->qpn, QKEY, rx->secret,
+                               PVRDMA_COMMON_UD_KEYED_RECEIVER) == 0)) {
+        /* the sender's CQ: its send, and the datagram it received */
+        for (int i = 0; i < 2; ++i) {
+            (void) next_event(tx, tx_cq, &got, NULL, 5e6);
+        }
+        other = (tx->forged == 1);
+    }
+    snprintf(line, sizeof(line), "a MAC'd message accepted once (%s), the same datagram "
+             "again dropped as a replay (%s, %" PRIu64 " counted), one made for another "
+             "QP dropped (%s)", first ? "yes" : "no", replay ? "yes" : "no",
+             rx->replayed, other ? "yes" : "no");
+    report(first && replay && other, line);
 }
 
 int main(int argc, char **argv)
@@ -234,6 +301,7 @@ int main(int argc, char **argv)
              "all dropped and counted (%" PRIu64 "), the QP never broken", mtu,
              MSG_SIZE, rx.dropped);
     report(!rx.broken && (rx.dropped == (uint64_t) n) && (n > 5) && (len == mtu), line);
+    replay_step(&tx, tx_cq, &rx, rx_cq, ah, &gid);
 
     /* 2. the error state, and back */
     for (int r = 0; r < rounds; ++r) {
@@ -283,7 +351,8 @@ int main(int argc, char **argv)
         for (int i = sizeof(struct pvrdma_common_ud_hdr); i < MSG_SIZE; ++i) {
             m[i] = (uint8_t) (i * 7 + r);
         }
-        if (pvrdma_common_ud_send(&tx, m, ah, rx.qp->qp_num, QKEY, rx.secret) != 0 ||
+        if (pvrdma_common_ud_send(&tx, m, ah, rx.qp->qp_num, QKEY, rx.secret,
+                                  PVRDMA_COMMON_UD_KEYED_RECEIVER) != 0 ||
             next_event(&tx, tx_cq, &got, NULL, 5e6) != PVRDMA_COMMON_UD_SENT) {
             report(0, "send after the restart");
             break;

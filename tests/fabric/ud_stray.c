@@ -9,7 +9,7 @@
  *                 -k QKEY -v VERSION -s MSG_SIZE [-n COUNT] [-p USEC]
  * Sends, in this order: COUNT datagrams of random bytes (garbage), COUNT of
  * 3 bytes (truncated), COUNT well-formed messages of every connection type
- * 1..4 with the right version but a made-up secret (forged: a REQ naming
+ * 1..4 with the right version but a made-up MAC (forged: a REQ naming
  * whoever it likes), one such message COUNT times (replayed), and 200 REQs
  * each from a different made-up process (unknown).  It knows what anyone on
  * the fabric knows (the Q_Key and message layout are in the source); it
@@ -28,7 +28,7 @@
  * MSG_SIZE, MSG_SIZE + 1, 512 and the port's MTU: shorter than any message,
  * longer than any receive buffer a transport sized for its own messages).
  * A Q_Key given with :VER makes every other datagram to it look like a
- * connection message of that version (type 1..5, random secret).  What
+ * connection message of that version (type 1..5, random MAC).  What
  * anyone on a shared fabric can do in a few seconds, without knowing a
  * thing about the job.  Prints "burst sent N datagrams to Q QPNs x H hosts,
  * K Q_Keys, lengths L..M in S s".
@@ -46,7 +46,7 @@
 #include <infiniband/verbs.h>
 
 #define GRH_LEN  40
-#define HDR_LEN  20   /* type, version, flags, reserved, 16-byte secret */
+#define HDR_LEN  28   /* type, version, flags, keyed, 8-byte sequence, 16-byte MAC */
 #define MAX_MSG  4096
 #define DEPTH    64
 #define BURST_MAX_TARGETS 8
@@ -131,7 +131,7 @@ static void fill_random(uint8_t *p, size_t len)
     }
 }
 
-/* a message that passes every check but the secret */
+/* a message that passes every check but the MAC (keyed by the receiver) */
 static void forged(uint8_t type, uint8_t version, uint32_t size)
 {
     fill_random(buf, size);

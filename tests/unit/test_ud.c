@@ -20,42 +20,55 @@ static void test_msg_check(void)
     struct msg *m = (struct msg *)(rx + PVRDMA_COMMON_UD_GRH_LEN);
     const uint32_t full = sizeof(rx);
 
-    CHECK_EQ(sizeof(struct pvrdma_common_ud_hdr), 4 + PVRDMA_COMMON_UD_SECRET_LEN);
+    CHECK_EQ(sizeof(struct pvrdma_common_ud_hdr), 12 + PVRDMA_COMMON_AUTH_MAC_LEN);
     memset(rx, 0, sizeof(rx));
     m->hdr.type    = 1;
     m->hdr.version = 3;
     /* the message starts after the GRH area */
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL) == m);
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL, 0) == m);
     /* longer than ours (another sender's bigger format): still only ours */
-    CHECK(pvrdma_common_ud_msg_check(rx, full + 16, sizeof(*m), 3, NULL) == m);
+    CHECK(pvrdma_common_ud_msg_check(rx, full + 16, sizeof(*m), 3, NULL, 0) == m);
     /* one byte short, only a GRH, nothing at all */
-    CHECK(pvrdma_common_ud_msg_check(rx, full - 1, sizeof(*m), 3, NULL) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, full - 1, sizeof(*m), 3, NULL, 0) == NULL);
     CHECK(pvrdma_common_ud_msg_check(rx, PVRDMA_COMMON_UD_GRH_LEN, sizeof(*m),
-                                     3, NULL) == NULL);
-    CHECK(pvrdma_common_ud_msg_check(rx, 0, sizeof(*m), 3, NULL) == NULL);
+                                     3, NULL, 0) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, 0, sizeof(*m), 3, NULL, 0) == NULL);
     /* another version of the format (older peer, other plugin, noise) */
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 2, NULL) == NULL);
-    /* the receiver's secret: only its own passes */
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 2, NULL, 0) == NULL);
+    /* the MAC, keyed by the receiver's secret, made for its QP: only that
+     * passes (issue 37: the secret itself is never in the datagram) */
     {
+        const size_t off = offsetof(struct pvrdma_common_ud_hdr, mac);
         uint8_t secret[PVRDMA_COMMON_UD_SECRET_LEN], other[sizeof(secret)];
 
+        CHECK_EQ(pvrdma_common_auth_init(), 0);
         CHECK_EQ(pvrdma_common_random_bytes(secret, sizeof(secret)), 0);
         CHECK_EQ(pvrdma_common_random_bytes(other, sizeof(other)), 0);
         CHECK(memcmp(secret, other, sizeof(secret)) != 0);
-        memcpy(m->hdr.auth, secret, sizeof(secret));
-        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == m);
-        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, other) == NULL);
-        /* one bit off, anywhere, is a stranger */
-        for (size_t i = 0; i < sizeof(secret); ++i) {
-            m->hdr.auth[i] ^= 0x80;
-            CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == NULL);
-            m->hdr.auth[i] ^= 0x80;
+        memset(m->body, 0x5a, sizeof(m->body));
+        pvrdma_common_auth_mac(m->hdr.mac, secret, m, sizeof(*m), off, 0x1234);
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1234) == m);
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, other, 0x1234) == NULL);
+        /* made for another QP */
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1235) == NULL);
+        /* one bit off, anywhere in the message, MAC included */
+        for (size_t i = 0; i < sizeof(*m); ++i) {
+            ((uint8_t *) m)[i] ^= 0x80;
+            CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1234) == NULL);
+            ((uint8_t *) m)[i] ^= 0x80;
         }
-        memset(m->hdr.auth, 0, sizeof(secret));
-        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret) == NULL);
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1234) == m);
+        /* the secret itself in the MAC field (what version 3 sent) */
+        memcpy(m->hdr.mac, secret, sizeof(secret));
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1234) == NULL);
+        /* keyed by the sender: not ours to check here */
+        pvrdma_common_auth_mac(m->hdr.mac, secret, m, sizeof(*m), off, 0x1234);
+        m->hdr.keyed = PVRDMA_COMMON_UD_KEYED_SENDER;
+        CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, secret, 0x1234) == NULL);
+        m->hdr.keyed = PVRDMA_COMMON_UD_KEYED_RECEIVER;
     }
     m->hdr.version = 0xff;
-    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL) == NULL);
+    CHECK(pvrdma_common_ud_msg_check(rx, full, sizeof(*m), 3, NULL, 0) == NULL);
 }
 
 static void test_ah_attr(void)
@@ -121,14 +134,18 @@ static void test_complete(void)
     ud.msg_size = sizeof(struct msg);
     ud.version  = 5;
     ud.gen      = 7;
+    ud.qpn      = 0x77;
     CHECK_EQ(pvrdma_common_random_bytes(ud.secret, sizeof(ud.secret)), 0);
+    CHECK_EQ(pvrdma_common_replay_init(&ud.replay, 8), 0);
 
     /* a good message in receive slot 2 of this generation */
     m = (struct msg *)(buf + 2 * (PVRDMA_COMMON_UD_GRH_LEN + sizeof(struct msg)) +
                        PVRDMA_COMMON_UD_GRH_LEN);
     m->hdr.type    = 1;
     m->hdr.version = 5;
-    memcpy(m->hdr.auth, ud.secret, sizeof(ud.secret));
+    m->hdr.seq[7]  = 9;
+    pvrdma_common_auth_mac(m->hdr.mac, ud.secret, m, sizeof(*m),
+                           offsetof(struct pvrdma_common_ud_hdr, mac), ud.qpn);
     memset(&wc, 0, sizeof(wc));
     wc.wr_id    = ((uint64_t) 7 << PVRDMA_COMMON_UD_GEN_SHIFT) | 2;
     wc.status   = IBV_WC_SUCCESS;
@@ -138,8 +155,36 @@ static void test_complete(void)
     /* longer than the slot (the rest went to the sink): still checked */
     wc.byte_len += 1000;
     CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_RECEIVED);
-    /* not our secret: dropped and counted, the QP is fine */
-    m->hdr.auth[0] ^= 1;
+    /* accepted once from its sender; the same datagram again is a replay */
+    {
+        union ibv_gid from;
+
+        memset(&from, 0, sizeof(from));
+        from.raw[15] = 2;
+        wc.src_qp = 0x99;
+        CHECK(pvrdma_common_ud_accept(&ud, &wc, m, NULL, &from));
+        CHECK(!pvrdma_common_ud_accept(&ud, &wc, m, NULL, &from));
+        CHECK_EQ(ud.replayed, 1);
+        CHECK_EQ(ud.dropped, 1);
+        /* a later one of the same sender passes */
+        m->hdr.seq[7] = 10;
+        CHECK(pvrdma_common_ud_accept(&ud, &wc, m, NULL, &from));
+        /* keyed by its sender: only with the sender's key */
+        m->hdr.keyed = PVRDMA_COMMON_UD_KEYED_SENDER;
+        m->hdr.seq[7] = 11;
+        pvrdma_common_auth_mac(m->hdr.mac, ud.secret, m, sizeof(*m),
+                               offsetof(struct pvrdma_common_ud_hdr, mac), ud.qpn);
+        CHECK(!pvrdma_common_ud_accept(&ud, &wc, m, NULL, &from));
+        CHECK_EQ(ud.forged, 1);
+        CHECK(pvrdma_common_ud_accept(&ud, &wc, m, ud.secret, &from));
+        m->hdr.keyed = PVRDMA_COMMON_UD_KEYED_RECEIVER;
+        m->hdr.seq[7] = 9;
+        pvrdma_common_auth_mac(m->hdr.mac, ud.secret, m, sizeof(*m),
+                               offsetof(struct pvrdma_common_ud_hdr, mac), ud.qpn);
+        ud.dropped = ud.forged = ud.replayed = 0;
+    }
+    /* not made with our secret: dropped and counted, the QP is fine */
+    m->hdr.mac[0] ^= 1;
     CHECK_EQ(pvrdma_common_ud_complete(&ud, &wc, &msg), PVRDMA_COMMON_UD_DROPPED);
     CHECK_EQ(ud.dropped, 1);
     CHECK_EQ(ud.forged, 1);
