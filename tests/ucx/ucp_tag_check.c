@@ -56,6 +56,7 @@
 #define _GNU_SOURCE
 #include <ucp/api/ucp.h>
 
+#include "../common/side_channel.h"
 #include "../common/test_pattern.h"
 
 #include <arpa/inet.h>
@@ -186,32 +187,9 @@ static void ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 
 /* --- TCP side channel ----------------------------------------------------- */
 
-/* 0, errno, or -1 when the peer closed the connection */
-static int xfer_all(int fd, void *buf, size_t len, int out)
-{
-    size_t done = 0;
-    ssize_t n;
-
-    while (done < len) {
-        n = out ? send(fd, (char*)buf + done, len - done, MSG_NOSIGNAL) :
-                  recv(fd, (char*)buf + done, len - done, 0);
-        if (n == 0) {
-            return -1;
-        }
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return errno;
-        }
-        done += n;
-    }
-    return 0;
-}
-
 static void tcp_send(int fd, const void *buf, size_t len, const char *what)
 {
-    int err = xfer_all(fd, (void*)buf, len, 1);
+    int err = sc_xfer(fd, (void*)buf, len, 1);
 
     if (err != 0) {
         tcp_die((err < 0) ? 0 : err, "%s", what);
@@ -269,70 +247,27 @@ static void tcp_expect(int fd, char token, const char *what)
 
 static int tcp_connect(const char *host, int port)
 {
-    struct addrinfo hints = {0}, *res, *ai;
-    char port_str[16];
-    int fd = -1, i, unreachable = 0, err = 0, rc;
+    int err, fd = sc_connect(host, port, &err);
 
-    snprintf(port_str, sizeof(port_str), "%d", port);
-    hints.ai_family   = AF_INET;
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(host, port_str, &hints, &res);
-    if (rc != 0) {
-        fprintf(stderr, "ucp_tag_check: TCP: resolving %s: %s\n", host,
-                gai_strerror(rc));
-        leave(EXIT_TCP);
-    }
-
-    /* the server may not listen yet (refused): retry for a while; a host
-     * that does not answer at all (each try costs seconds) only a few times,
-     * so a dead peer is reported, not waited for past the caller's timeout */
-    for (i = 0; (i < 120) && (unreachable < 3); ++i) {
-        for (ai = res; ai != NULL; ai = ai->ai_next) {
-            fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-            if (fd < 0) {
-                err = errno;
-                continue;
-            }
-            if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-                freeaddrinfo(res);
-                return fd;
-            }
-            err = errno;
-            close(fd);
-            fd = -1;
+    if (fd < 0) {
+        if (err < 0) {
+            fprintf(stderr, "ucp_tag_check: TCP: resolving %s: %s\n", host,
+                    gai_strerror(err));
+            leave(EXIT_TCP);
         }
-        if (err != ECONNREFUSED) {
-            ++unreachable;
-        }
-        sleep(1);
+        tcp_die(err, "connecting to %s:%d", host, port);
     }
-    freeaddrinfo(res);
-    tcp_die(err, "connecting to %s:%d", host, port);
-    return -1;
+    return fd;
 }
 
 static int tcp_accept(int port)
 {
-    struct sockaddr_in addr = {0};
-    int lfd, fd, one = 1;
+    const char *what;
+    int err, fd = sc_accept(port, &err, &what);
 
-    lfd = socket(AF_INET, SOCK_STREAM, 0);
-    if (lfd < 0) {
-        tcp_die(errno, "socket");
-    }
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    addr.sin_family      = AF_INET;
-    addr.sin_port        = htons(port);
-    addr.sin_addr.s_addr = INADDR_ANY;
-    if ((bind(lfd, (struct sockaddr*)&addr, sizeof(addr)) != 0) ||
-        (listen(lfd, 1) != 0)) {
-        tcp_die(errno, "listening on port %d", port);
-    }
-    fd = accept(lfd, NULL, NULL);
     if (fd < 0) {
-        tcp_die(errno, "accepting on port %d", port);
+        tcp_die(err, "%s on port %d", what, port);
     }
-    close(lfd);
     return fd;
 }
 
@@ -876,9 +811,9 @@ int main(int argc, char **argv)
     hello[4] = plan;
     hello[5] = silent;
     fd = host ? tcp_connect(host, port) : tcp_accept(port);
-    if ((err = xfer_all(fd, hello, sizeof(hello), 1)) ||
-        (err = xfer_all(fd, wattr.address, wattr.address_length, 1)) ||
-        (err = xfer_all(fd, peer, sizeof(peer), 0))) {
+    if ((err = sc_xfer(fd, hello, sizeof(hello), 1)) ||
+        (err = sc_xfer(fd, wattr.address, wattr.address_length, 1)) ||
+        (err = sc_xfer(fd, peer, sizeof(peer), 0))) {
         tcp_die((err < 0) ? 0 : err, "address exchange");
     }
     if ((peer[0] != HELLO_MAGIC) || (peer[1] == 0) || (peer[1] > (1u << 20))) {
@@ -891,7 +826,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ucp_tag_check: out of memory for the peer address\n");
         leave(EXIT_USAGE);
     }
-    if ((err = xfer_all(fd, peer_addr, peer[1], 0))) {
+    if ((err = sc_xfer(fd, peer_addr, peer[1], 0))) {
         tcp_die((err < 0) ? 0 : err, "address exchange");
     }
     if (!silent && !peer[5] && ((peer[2] != max_size) ||

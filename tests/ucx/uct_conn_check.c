@@ -51,6 +51,7 @@
 #include <uct/api/uct.h>
 #include <ucs/async/async_fwd.h>
 
+#include "../common/side_channel.h"
 #include "../common/test_pattern.h"
 
 #include <errno.h>
@@ -187,68 +188,26 @@ static void progress(const char *what)
 
 static void xfer(int fd, void *buf, size_t len, int out)
 {
-    size_t done = 0;
-    ssize_t n;
+    int err = sc_xfer(fd, buf, len, out);
 
-    while (done < len) {
-        n = out ? send(fd, (char*)buf + done, len - done, MSG_NOSIGNAL) :
-                  recv(fd, (char*)buf + done, len - done, 0);
-        if (n <= 0) {
-            if ((n < 0) && (errno == EINTR)) {
-                continue;
-            }
-            die(3, "TCP", "%s: %s", out ? "send" : "recv",
-                (n == 0) ? "connection closed by the peer" : strerror(errno));
-        }
-        done += n;
+    if (err != 0) {
+        die(3, "TCP", "%s: %s", out ? "send" : "recv",
+            (err < 0) ? "connection closed by the peer" : strerror(err));
     }
 }
 
+/* the server (no @p host) accepts, the client connects */
 static int tcp_connect(const char *host, int port)
 {
-    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
-    char service[16];
-    int fd = -1, tries, one = 1, lfd;
-    struct sockaddr_in sa;
+    const char *what = "connect";
+    int err, fd;
 
-    if (host == NULL) {
-        lfd = socket(AF_INET, SOCK_STREAM, 0);
-        setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        memset(&sa, 0, sizeof(sa));
-        sa.sin_family      = AF_INET;
-        sa.sin_port        = htons(port);
-        sa.sin_addr.s_addr = INADDR_ANY;
-        if ((bind(lfd, (struct sockaddr*)&sa, sizeof(sa)) != 0) ||
-            (listen(lfd, 1) != 0)) {
-            die(3, "TCP", "listen on port %d: %s", port, strerror(errno));
-        }
-        fd = accept(lfd, NULL, NULL);
-        if (fd < 0) {
-            die(3, "TCP", "accept: %s", strerror(errno));
-        }
-        close(lfd);
-        return fd;
+    fd = (host == NULL) ? sc_accept(port, &err, &what) : sc_connect(host, port, &err);
+    if (fd < 0) {
+        die(3, "TCP", "%s %s:%d: %s", what, (host != NULL) ? host : "port", port,
+            (err < 0) ? gai_strerror(err) : strerror(err));
     }
-
-    snprintf(service, sizeof(service), "%d", port);
-    if (getaddrinfo(host, service, &hints, &res) != 0) {
-        die(3, "TCP", "cannot resolve %s", host);
-    }
-    /* the server may start later (ssh under emulation is slow) */
-    for (tries = 0; tries < 120; ++tries) {
-        for (ai = res; ai != NULL; ai = ai->ai_next) {
-            fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-            if ((fd >= 0) && (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)) {
-                freeaddrinfo(res);
-                return fd;
-            }
-            if (fd >= 0) {
-                close(fd);
-            }
-        }
-        sleep(1);
-    }
-    die(3, "TCP", "connect to %s:%d: %s", host, port, strerror(errno));
+    return fd;
 }
 
 /* --- UCT ------------------------------------------------------------------ */
