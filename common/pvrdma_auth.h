@@ -13,8 +13,9 @@
  * hash made for exactly this (no HMAC construction on top), libsodium's
  * default, and fast on ~100 bytes (well under a microsecond; a connection
  * costs a handful of datagrams).  Replays of a datagram that was sent once
- * are refused by its sequence number: each sending QP counts from a random
- * start, and the receiver keeps, per sender (source GID and QP), the
+ * are refused by its sequence number: each sending QP counts from the wall
+ * clock in ns at its start (so a later QP with an earlier one's number
+ * starts above it), and the receiver keeps, per sender (source GID and QP), the
  * highest number seen and which of the 64 before it were seen.
  */
 #ifndef PVRDMA_AUTH_H

@@ -70,7 +70,8 @@ enum pvrdma_common_ud_keyed {
  * @p keyed SENDER, the sender's, which the receiver has from the sender's
  * address), so only processes of the job can make a datagram that passes,
  * and only for the QP it was made for; @p seq (big-endian, the sending
- * QP's counter from a random start) makes a replayed one fail
+ * QP's counter, from the wall clock in ns at its start) makes a replayed
+ * one fail
  * (pvrdma_common_ud_accept).  A stray, forged or replayed datagram from
  * another job or tenant is dropped and counted.
  */

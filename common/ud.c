@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static uint32_t ud_rx_slot(const struct pvrdma_common_ud *ud)
 {
@@ -139,10 +140,15 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     *what        = "getrandom (UD secret)";
     rc           = pvrdma_common_random_bytes(ud->secret, sizeof(ud->secret));
     if (rc == 0) {
-        /* a random start: a datagram of an earlier QP with our number is
-         * not taken for a new one by a peer that still has our window */
-        rc = pvrdma_common_random_bytes(&ud->tx_seq, sizeof(ud->tx_seq));
-        ud->tx_seq >>= 1;
+        /* Start at the wall clock in ns: a later QP that gets the number
+         * of an earlier one (a new process or iface) starts above all that
+         * the earlier one sent (it cannot send a datagram per ns), so peers
+         * that still hold the earlier one's window take its datagrams as
+         * new, and the earlier one's, replayed, as old. */
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ud->tx_seq = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
     }
     if (rc != 0) {
         return rc;
