@@ -12,7 +12,7 @@
 #   scripts/testbed/tb run --hosts 4 --mem 2560 ... -- bash tests/bed/paper.sh   # n4np80
 #   PAPER_RPN  ranks per node (default 20)
 export SCALE_RPN=${PAPER_RPN:-20} SCALE_BTL_RPN=${PAPER_RPN:-20}
-export SCALE_ONLY=${SCALE_ONLY:-"btl ucx"} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-on}
+export SCALE_ONLY=${SCALE_ONLY:-"btl ucx"} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-auto}
 export SCALE_ARGS=${SCALE_ARGS:-"connect allpairs alltoallv bcast"}
 export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
 exec bash "$(dirname "$0")/scale.sh"

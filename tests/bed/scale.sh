@@ -11,7 +11,8 @@
 #   SCALE_BTL_RPN   ranks per node over the BTL (default 4, as hosts4.sh)
 #   SCALE_LIMIT_RPN ranks per node of the small-CQ and CQ-too-small runs
 #                   (default SCALE_BTL_RPN)
-#   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off)
+#   SCALE_BTL_WRITE btl_pvrdma_rdma_write for the BTL runs (default off;
+#                   hosts4.sh and paper.sh: auto, the BTL's default)
 #   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
 #                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
 #                   defaults)
@@ -84,6 +85,12 @@ if want btl; then
     log=$(log_name "$name")
     peers_check "$name" "$log" "$PEERS"
     plan_check "$name" "$log"
+    if [ "${SCALE_BTL_WRITE:-off}" != off ]; then
+        # the rendezvous really went by RDMA WRITE (the close lines)
+        w=$(sed -nE 's/.*btl:pvrdma: closed .*: ([0-9]+) RDMA WRITEs.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+        [ "$w" -gt 0 ] && pass "$name: rendezvous by RDMA WRITE ($w WRITEs in all)" ||
+            fail "$name: rendezvous by RDMA WRITE" "no RDMA WRITE in the close lines (log: $log)"
+    fi
 fi
 
 name="scale pml ucx ${NHOSTS}x$URPN all pairs"
