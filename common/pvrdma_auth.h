@@ -11,8 +11,8 @@
  * zero) and the destination QP number: a datagram cannot be altered, sent
  * to another QP, or made without the key.  BLAKE2b because it is a keyed
  * hash made for exactly this (no HMAC construction on top), libsodium's
- * default, and fast on ~100 bytes (well under a microsecond; a connection
- * costs a handful of datagrams).  Replays of a datagram that was sent once
+ * default, and fast on ~100 bytes (about 1 µs; a connection costs a handful
+ * of datagrams).  Replays of a datagram that was sent once
  * are refused by its sequence number: each sending QP counts from the wall
  * clock in ns at its start (so a later QP with an earlier one's number
  * starts above it), and the receiver keeps, per sender (source GID and QP), the
