@@ -702,6 +702,8 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_conn_disconnect(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_conn_passive.c (the rest of it: pvrdma_conn_msg.h) */
 void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan);
 
 /* pvrdma_chan.c */

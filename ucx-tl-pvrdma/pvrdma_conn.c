@@ -48,8 +48,8 @@
 
 
 /* Local RC QP address in wire form */
-static void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
-                                      uint32_t qpn, uint32_t psn, void *wire)
+void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
+                               uint32_t qpn, uint32_t psn, void *wire)
 {
     struct pvrdma_common_addr_info info = iface->dev_info;
 
@@ -65,9 +65,9 @@ static void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
  * overwrite it with their RC QP's (issue 34: REJ and DACK went out with a
  * zeroed address and were dropped as malformed, so a rejected requester
  * waited for CONN_TIMEOUT and no DISC was ever acknowledged). */
-static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
-                                     uct_pvrdma_conn_msg_t *msg, uint8_t type,
-                                     uint64_t conn_id)
+void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
+                              uct_pvrdma_conn_msg_t *msg, uint8_t type,
+                              uint64_t conn_id)
 {
     memset(msg, 0, sizeof(*msg));
     msg->hdr.type   = type;
@@ -80,8 +80,8 @@ static void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
 /* REP, REJ, DACK: to a requester that has our iface address, so their MAC
  * is keyed with our own secret (issue 37: a REQ used to carry the
  * requester's secret for them, in clear) */
-static void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
-                                  uint32_t dest_qpn, const void *msg)
+void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
+                           uint32_t dest_qpn, const void *msg)
 {
     uct_pvrdma_ud_send(iface, ah, dest_qpn, iface->ud.dgram.secret,
                        PVRDMA_COMMON_UD_KEYED_SENDER, msg);
@@ -227,7 +227,7 @@ void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface)
  * to the error state says so only here: once per
  * progress call that resends (a device command); the next CQ poll
  * recovers it (uct_pvrdma_ud_recover). */
-static void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked)
+void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked)
 {
     if (!*looked) {
         *looked = 1;
@@ -271,44 +271,6 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
 }
 
 
-/* Passive channels the requester has not confirmed: reply again, or close
- * them after CONN_TIMEOUT */
-static void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
-                                           ucs_time_t now, int *looked)
-{
-    uct_pvrdma_chan_t *chan, *tmp;
-    struct ibv_ah *ah;
-    char gid_str[64];
-
-    ucs_list_for_each_safe(chan, tmp, &iface->chans, list) {
-        if (!chan->unconfirmed) {
-            continue;
-        }
-
-        if (now >= chan->deadline) {
-            ucs_diag("pvrdma: %s:%d: closing the connection on qp 0x%x that "
-                     "%s UD qp 0x%x requested: not confirmed within "
-                     "UCX_PVRDMA_CONN_TIMEOUT (%.1f s)", iface->md->dev_name,
-                     iface->port_num, chan->txq.qp->qp_num,
-                     pvrdma_common_gid_str(&chan->peer_gid, gid_str,
-                                           sizeof(gid_str)),
-                     chan->peer_ud_qpn,
-                     ucs_time_to_sec(iface->config.conn_timeout));
-            ++iface->chans_reaped;
-            uct_pvrdma_chan_destroy(chan);
-        } else if (now >= chan->next_rep) {
-            /* a live requester answers it with an RTU */
-            uct_pvrdma_conn_check_ud(iface, looked);
-            chan->next_rep = now + iface->config.conn_retry;
-            ah = uct_pvrdma_ud_get_ah(iface, &chan->peer_gid, chan->peer_lid);
-            if (ah != NULL) {
-                uct_pvrdma_conn_reply(iface, ah, chan->peer_ud_qpn, chan->rep);
-            }
-        }
-    }
-}
-
-
 /* Disconnects not acknowledged yet: resend, or give up after CONN_TIMEOUT
  * (the peer is gone, or its iface closed) */
 static void uct_pvrdma_conn_progress_discs(uct_pvrdma_iface_t *iface,
@@ -346,15 +308,6 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
     }
     if (iface->num_connecting > 0) {
         uct_pvrdma_conn_progress_eps(iface, now, &looked);
-    }
-}
-
-
-void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan)
-{
-    if (chan->unconfirmed) {
-        chan->unconfirmed = 0;
-        --chan->iface->num_unconfirmed;
     }
 }
 
@@ -480,178 +433,6 @@ static void uct_pvrdma_conn_handle_rej(uct_pvrdma_iface_t *iface,
         ucs_error("pvrdma: %s:%d: peer rejected the connection (see its "
                   "log)", iface->md->dev_name, iface->port_num);
         uct_pvrdma_ep_set_failed(ep, UCS_ERR_UNREACHABLE);
-    }
-}
-
-
-/* ----------------------------------------------------------------------- */
-/*  Passive side                                                           */
-/* ----------------------------------------------------------------------- */
-
-static uct_pvrdma_chan_t *
-uct_pvrdma_conn_find_chan(uct_pvrdma_iface_t *iface,
-                          const union ibv_gid *gid, uint32_t ud_qpn,
-                          uint64_t conn_id)
-{
-    uct_pvrdma_chan_t *chan;
-
-    ucs_list_for_each(chan, &iface->chans, list) {
-        if ((chan->conn_id == conn_id) && (chan->peer_ud_qpn == ud_qpn) &&
-            !memcmp(&chan->peer_gid, gid, sizeof(*gid))) {
-            return chan;
-        }
-    }
-    return NULL;
-}
-
-
-static void
-uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
-                           const uct_pvrdma_conn_msg_t *req,
-                           const struct pvrdma_common_addr_info *peer)
-{
-    uint32_t ud_qpn  = be32toh(req->src_ud_qpn);
-    uint64_t conn_id = be64toh(req->conn_id);
-    int peer_sr      = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_SEND_ONLY);
-    int send_only    = peer_sr || !iface->rdma_write_ok;
-    uct_pvrdma_conn_msg_t rep;
-    uct_pvrdma_chan_t *chan;
-    struct ibv_ah *ah;
-    ucs_status_t status;
-    uint32_t psn;
-    char err[128];
-
-    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
-    if ((chan == NULL) &&
-        (iface->num_unconfirmed >= iface->config.conn_pending_max)) {
-        /* its sender resends it; by then some are confirmed or closed.  No
-         * address handle for it (issue 34: the cache held one for every
-         * request, also those left unanswered). */
-        ucs_debug("pvrdma: %s:%d: %u accepted connections unconfirmed "
-                  "(UCX_PVRDMA_CONN_PENDING_MAX): request not answered",
-                  iface->md->dev_name, iface->port_num,
-                  iface->num_unconfirmed);
-        ++iface->reqs_capped;
-        return;
-    }
-
-    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
-    if (ah == NULL) {
-        return;
-    }
-
-    if (chan != NULL) {
-        /* our reply was lost or is late: answer the same again */
-        uct_pvrdma_conn_reply(iface, ah, ud_qpn, chan->rep);
-        return;
-    }
-
-    if (pvrdma_common_addr_check_compat(&iface->dev_info, peer, err,
-                                        sizeof(err)) != 0) {
-        ucs_error("pvrdma: %s:%d: rejecting a connection: %s",
-                  iface->md->dev_name, iface->port_num, err);
-        status = UCS_ERR_UNREACHABLE;
-    } else if (be32toh(req->credits) > UCT_PVRDMA_CONN_CREDITS_MAX) {
-        ucs_diag("pvrdma: %s:%d: rejecting a connection that grants %u "
-                 "credits", iface->md->dev_name, iface->port_num,
-                 be32toh(req->credits));
-        status = UCS_ERR_INVALID_PARAM;
-    } else if (send_only && (be32toh(req->credits) == 0)) {
-        ucs_error("pvrdma: %s:%d: rejecting a connection: it needs send/recv "
-                  "credit returns (no RDMA WRITE) but the peer's transport "
-                  "does not support them", iface->md->dev_name,
-                  iface->port_num);
-        status = UCS_ERR_UNSUPPORTED;
-    } else {
-        psn    = pvrdma_common_psn_new();
-        status = uct_pvrdma_chan_create(iface, peer, psn,
-                                        be64toh(req->remote_addr),
-                                        be32toh(req->rkey), send_only,
-                                        be32toh(req->credits), peer_sr,
-                                        &chan);
-    }
-
-    if (status == UCS_ERR_NO_RESOURCE) {
-        /* CQ entries are busy for now (sends in flight, completions of
-         * destroyed QPs): the requester resends within CONN_RETRY */
-        return;
-    } else if (status != UCS_OK) {
-        uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);
-        uct_pvrdma_conn_reply(iface, ah, ud_qpn, &rep);
-        return;
-    }
-
-    chan->peer_gid     = peer->gid;
-    chan->peer_lid     = peer->lid;
-    chan->peer_ud_qpn  = ud_qpn;
-    chan->conn_id      = conn_id;
-    chan->unconfirmed  = 1;
-    chan->next_rep     = ucs_get_time() + iface->config.conn_retry;
-    chan->deadline     = ucs_get_time() + iface->config.conn_timeout;
-    ++iface->num_unconfirmed;
-    chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
-    chan->peer_ep_tag  = be16toh(req->ep_tag);
-    uct_pvrdma_chan_pair_ep(chan);
-
-    uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REP, conn_id);
-    uct_pvrdma_conn_pack_addr(iface, chan->txq.qp->qp_num, psn, rep.addr);
-    rep.remote_addr = htobe64((uintptr_t)iface->scratch);
-    rep.rkey        = htobe32(iface->scratch_mr->rkey);
-    /* the receives it really posted (maybe fewer than RX_QUEUE_LEN) */
-    rep.credits     = htobe32(chan->rx_len);
-    rep.hdr.flags   = send_only ? UCT_PVRDMA_CONN_F_SEND_ONLY : 0;
-
-    UCS_STATIC_ASSERT(sizeof(rep) <= sizeof(chan->rep));
-    memcpy(chan->rep, &rep, sizeof(rep));
-    chan->rep_len = sizeof(rep);
-    uct_pvrdma_conn_reply(iface, ah, ud_qpn, &rep);
-    ucs_debug("pvrdma: accepted connection 0x%" PRIx64 " on qp 0x%x, %u "
-              "receives%s%s", conn_id, chan->txq.qp->qp_num, chan->rx_len,
-              send_only ? ", send/recv only" : "",
-              peer_sr ? " (AM id in a header)" : "");
-}
-
-
-/* RTU: the ep is connected to its channel */
-static void
-uct_pvrdma_conn_handle_rtu(uct_pvrdma_iface_t *iface,
-                           const uct_pvrdma_conn_msg_t *msg,
-                           const struct pvrdma_common_addr_info *peer)
-{
-    uct_pvrdma_chan_t *chan;
-
-    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid,
-                                     be32toh(msg->src_ud_qpn),
-                                     be64toh(msg->conn_id));
-    if (chan != NULL) {
-        uct_pvrdma_conn_chan_confirmed(chan);
-    }
-}
-
-
-/* DISC: the ep is gone: free its channel if it is still here, and say so
- * either way (a DISC resent after a lost DACK finds no channel) */
-static void
-uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
-                            const uct_pvrdma_conn_msg_t *msg,
-                            const struct pvrdma_common_addr_info *peer)
-{
-    uint32_t ud_qpn  = be32toh(msg->src_ud_qpn);
-    uint64_t conn_id = be64toh(msg->conn_id);
-    uct_pvrdma_conn_msg_t ack;
-    uct_pvrdma_chan_t *chan;
-    struct ibv_ah *ah;
-
-    chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
-    if (chan != NULL) {
-        ucs_debug("pvrdma: peer closed connection on qp 0x%x",
-                  chan->txq.qp->qp_num);
-        uct_pvrdma_chan_destroy(chan);
-    }
-    ah = uct_pvrdma_ud_get_ah(iface, &peer->gid, peer->lid);
-    if (ah != NULL) {
-        uct_pvrdma_conn_msg_init(iface, &ack, UCT_PVRDMA_CONN_DACK, conn_id);
-        uct_pvrdma_conn_reply(iface, ah, ud_qpn, &ack);
     }
 }
 

@@ -4,7 +4,8 @@
  * @file pvrdma_conn_msg.h
  * @brief The UCT "pvrdma" transport's connection messages on the wire (the
  *        protocol is described in pvrdma_conn.c; the UD QP that carries
- *        them is pvrdma_ud.c's).
+ *        them is pvrdma_ud.c's), and what the two halves of the exchange
+ *        (pvrdma_conn.c, pvrdma_conn_passive.c) share.
  */
 #ifndef UCT_PVRDMA_CONN_MSG_H
 #define UCT_PVRDMA_CONN_MSG_H
@@ -50,5 +51,30 @@ typedef struct uct_pvrdma_conn_msg {
                                  secret here, in clear) */
 } UCS_S_PACKED uct_pvrdma_conn_msg_t;
 
+
+
+/* Shared by pvrdma_conn.c (active side, dispatch) and
+ * pvrdma_conn_passive.c; defined in pvrdma_conn.c */
+void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface, uint32_t qpn,
+                               uint32_t psn, void *wire);
+void uct_pvrdma_conn_msg_init(uct_pvrdma_iface_t *iface,
+                              uct_pvrdma_conn_msg_t *msg, uint8_t type,
+                              uint64_t conn_id);
+void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
+                           uint32_t dest_qpn, const void *msg);
+void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked);
+
+/* pvrdma_conn_passive.c */
+void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
+                                    ucs_time_t now, int *looked);
+void uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
+                                const uct_pvrdma_conn_msg_t *req,
+                                const struct pvrdma_common_addr_info *peer);
+void uct_pvrdma_conn_handle_rtu(uct_pvrdma_iface_t *iface,
+                                const uct_pvrdma_conn_msg_t *msg,
+                                const struct pvrdma_common_addr_info *peer);
+void uct_pvrdma_conn_handle_disc(uct_pvrdma_iface_t *iface,
+                                 const uct_pvrdma_conn_msg_t *msg,
+                                 const struct pvrdma_common_addr_info *peer);
 
 #endif /* UCT_PVRDMA_CONN_MSG_H */
