@@ -72,20 +72,21 @@ lost_node() {
 # ends the running check (its `timeout` is signalled), so the fail() that follows finds the lost node
 # without first waiting out a long timeout (up to 15 minutes).  For suites
 # that never take a node's network down on purpose.  BED_WATCH_PERIOD (s,
-# default 20) is the round; the bed's own self-test uses a short one.
+# default 20) is the round, BED_WATCH_MISSES (default 6) the rounds; the
+# bed's own self-test uses a short round, tests/bed/paper.sh many rounds.
 watch_nodes() {
     (
         misses=0
         while sleep "${BED_WATCH_PERIOD:-20}"; do
             if node=$(unreachable_node); then misses=$((misses + 1)); else misses=0; fi
-            [ "$misses" -ge 6 ] || continue
+            [ "$misses" -ge "${BED_WATCH_MISSES:-6}" ] || continue
             misses=0
             # ssh must fail too (twice, lost_node): under the 4 x 8 load (32
             # busy ranks on four emulated vCPUs, the prober's among them) a
             # live guest missed the handshake for a minute, and ending that
             # check failed a CI run (2026-11-26)
             node=$(lost_node) || continue
-            echo "$(date +%T): $node did not answer on port 22 for 6 rounds of ${BED_WATCH_PERIOD:-20} s nor to ssh; the bed watcher ended the running check" >>"$BED_WATCH_LOG"
+            echo "$(date +%T): $node did not answer on port 22 for ${BED_WATCH_MISSES:-6} rounds of ${BED_WATCH_PERIOD:-20} s nor to ssh; the bed watcher ended the running check" >>"$BED_WATCH_LOG"
             pkill -TERM -x timeout
         done
     ) </dev/null >/dev/null 2>&1 &
