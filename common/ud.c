@@ -355,13 +355,14 @@ pvrdma_common_ud_complete(struct pvrdma_common_ud *ud, const struct ibv_wc *wc,
                                          ud->version, NULL, 0);
         if ((hdr != NULL) && (hdr->keyed == PVRDMA_COMMON_UD_KEYED_SENDER)) {
             *msg = hdr;   /* the plugin checks it with the sender's key */
+        } else if ((hdr != NULL) &&
+                   (hdr->keyed == PVRDMA_COMMON_UD_KEYED_RECEIVER) &&
+                   pvrdma_common_auth_verify(ud->secret, hdr, ud->msg_size,
+                                             offsetof(struct pvrdma_common_ud_hdr, mac),
+                                             ud->qpn)) {
+            *msg = hdr;
         } else if (hdr != NULL) {
-            *msg = pvrdma_common_ud_msg_check(rx, wc->byte_len, ud->msg_size,
-                                              ud->version, ud->secret,
-                                              ud->qpn);
-            if (*msg == NULL) {
-                ud->forged++;   /* well formed, but its MAC is not ours */
-            }
+            ud->forged++;   /* well formed, but its MAC is not ours */
         }
     } else {
         ud_mark_broken(ud, ibv_wc_status_str(wc->status));
