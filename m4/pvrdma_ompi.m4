@@ -123,8 +123,17 @@ __int128 pvrdma_v;
          AC_MSG_ERROR([cannot ask ompi_info for Open MPI's pkgdatadir: pass --with-ompi-data-dir=DIR or use --disable-ompi])])
     AC_MSG_RESULT([$OMPI_DATA_DIR])
 
+    dnl pvrdma-mpi/btl names Open MPI's own parameter file beside the
+    dnl package's (mca_base_param_files replaces the default list)
+    AC_MSG_CHECKING([where Open MPI reads its system parameter file])
+    AS_IF([test -n "$OMPI_INFO"],
+          [OMPI_SYSCONF_DIR=`$OMPI_INFO --path sysconfdir --parsable 2>/dev/null | sed -n 's/^path:sysconfdir://p'`])
+    AS_IF([test -z "$OMPI_SYSCONF_DIR"], [OMPI_SYSCONF_DIR=/etc/openmpi])
+    AC_MSG_RESULT([$OMPI_SYSCONF_DIR])
+
     AC_SUBST([OMPI_CPPFLAGS])
     AC_SUBST([OMPI_CFLAGS])
     AC_SUBST([OMPI_COMPONENT_DIR])
     AC_SUBST([OMPI_DATA_DIR])
+    AC_SUBST([OMPI_SYSCONF_DIR])
 ])

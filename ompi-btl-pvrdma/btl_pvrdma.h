@@ -68,6 +68,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int mtu;                /**< bytes, 0 = port active MTU */
     int rdma_read;          /**< tri-state */
     int rdma_write;         /**< tri-state: auto probes the device */
+    int atomics;            /**< tri-state: network atomics for osc rdma */
     int fork_init;          /**< tri-state: ibv_fork_init (auto: try) */
     int max_rd_atomic;
     size_t max_msg_size;    /**< 0 = device limit */
@@ -141,6 +142,13 @@ typedef struct mca_btl_pvrdma_module_t {
     struct ibv_cq *cq;       /**< one CQ for RC sends and receives */
     struct ibv_srq *srq;     /**< NULL: per-QP receive queues */
     bool rdma_write_ok;      /**< RDMA WRITE lands (probed or forced) */
+    /** 64-bit fetch-and-add and compare-and-swap offered (btl_atomic_*):
+     *  the device has them and READ is offered (both need the initiator
+     *  depth max_rd_atomic); then a loopback QP also reaches this process,
+     *  because osc rdma runs its own window's atomics through the BTL */
+    bool atomics_ok;
+    struct ibv_mr *atomic_scratch_mr; /**< where non-fetching atomics put
+                                           the value nobody reads */
     size_t frag_size;        /**< header + max(eager_limit, max_send_size) */
 
     /* connection manager */
@@ -207,6 +215,8 @@ typedef struct mca_btl_pvrdma_module_t {
     uint64_t rdma_write_max;   /**< bytes of the largest one */
     uint64_t rdma_reads;       /**< RDMA READ WRs posted (btl_get) */
     uint64_t rdma_read_max;    /**< bytes of the largest one */
+    uint64_t atomic_fadds;     /**< fetch-and-add WRs posted (btl_atomic_op/fop) */
+    uint64_t atomic_cswaps;    /**< compare-and-swap WRs posted (btl_atomic_cswap) */
 
     mca_btl_base_module_error_cb_fn_t error_cb;
     bool fatal;               /**< a fatal error was reported */

@@ -180,6 +180,21 @@ int mca_btl_pvrdma_cm_send_req(mca_btl_pvrdma_endpoint_t *ep)
     return cm_send(ep, CM_REQ);
 }
 
+int mca_btl_pvrdma_cm_connect_self(mca_btl_pvrdma_endpoint_t *ep)
+{
+    struct pvrdma_common_addr_info info = ep->module->cm->local;
+    int rc;
+
+    /* a loopback QP is its own peer: nothing to exchange */
+    info.qpn = ep->qp->qp_num;
+    info.psn = ep->psn;
+    rc = mca_btl_pvrdma_endpoint_connect_qp(ep, &info, ep->rx_grant);
+    if (OPAL_SUCCESS == rc) {
+        mca_btl_pvrdma_cm_connected(ep);
+    }
+    return rc;
+}
+
 void mca_btl_pvrdma_cm_connected(mca_btl_pvrdma_endpoint_t *ep)
 {
     if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state || MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state) {

@@ -52,6 +52,9 @@ int mca_btl_pvrdma_cm_send_req(struct mca_btl_base_endpoint_t *ep);
 
 /** @brief The peer's QP is known to be RTS: the endpoint can send. */
 void mca_btl_pvrdma_cm_connected(struct mca_btl_base_endpoint_t *ep);
+/** @brief Connect this process's own loopback endpoint (osc rdma's atomics
+ *  on its own window) directly, without datagrams. */
+int mca_btl_pvrdma_cm_connect_self(struct mca_btl_base_endpoint_t *ep);
 
 /** @brief Poll the CM CQ when due and resend timed-out requests. @return events */
 int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module);

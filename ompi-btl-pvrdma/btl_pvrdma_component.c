@@ -147,6 +147,15 @@ static int pvrdma_component_register(void)
             "WRITE without the check), off (never: send/recv copies, or RDMA READ "
             "when btl_pvrdma_rdma_read allows). Default: auto", tri_enum,
             OPAL_INFO_LVL_4, &c->rdma_write);
+    /* Only osc rdma uses them, and it also needs btl_get: so atomics are
+     * offered where the device has them and READ is offered too.  Real
+     * ESXi PVRDMA devices and QEMU's model report no atomics. */
+    c->atomics = MCA_BTL_PVRDMA_TRI_AUTO;
+    reg_int("atomics", "Offer 64-bit network atomics (fetch-and-add, compare-and-swap) "
+            "to one-sided MPI (osc rdma): auto (when the device reports atomic_cap "
+            "and btl_pvrdma_rdma_read offers RDMA READ), on (require them), off. "
+            "Without them osc pt2pt serves one-sided MPI over this BTL. Default: auto",
+            tri_enum, OPAL_INFO_LVL_4, &c->atomics);
     /* before Linux 5.13 a fork() corrupts registered memory (common/fork.c) */
     c->fork_init = MCA_BTL_PVRDMA_TRI_AUTO;
     reg_int("fork_init", "Protect registered memory across fork()/system() with "

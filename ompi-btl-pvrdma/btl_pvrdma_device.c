@@ -185,6 +185,36 @@ static void choose_rdma_write(mca_btl_pvrdma_module_t *module)
                            "; large messages use send/recv copies");
 }
 
+/** Network atomics for osc rdma (btl_pvrdma_atomics): they need the
+ *  device's atomic_cap and the READ initiator depth (max_rd_atomic, which
+ *  the profile grants only when READ is offered). */
+static int choose_atomics(mca_btl_pvrdma_module_t *module)
+{
+    int mode = mca_btl_pvrdma_component.atomics;
+    const char *missing = NULL;
+
+    if (IBV_ATOMIC_NONE == module->port.dev_attr.atomic_cap) {
+        missing = "the device reports atomic_cap ATOMIC_NONE (as real ESXi PVRDMA devices "
+                  "and QEMU's model do)";
+    } else if (!module->profile.rdma_read_ok || 0 == module->profile.max_rd_atomic) {
+        missing = "RDMA READ is not offered (btl_pvrdma_rdma_read off, or the device cannot "
+                  "initiate READs), and osc rdma needs btl_get beside the atomics";
+    } else if (!module->rdma_write_ok) {
+        missing = "RDMA WRITE does not land on this device, and osc rdma needs btl_put";
+    }
+    module->atomics_ok = (MCA_BTL_PVRDMA_TRI_OFF != mode) && (NULL == missing);
+    if (MCA_BTL_PVRDMA_TRI_ON == mode && NULL != missing) {
+        opal_show_help(MCA_BTL_PVRDMA_HELP, "atomics unavailable", true, missing,
+                       opal_process_info.nodename, module->port.dev_name,
+                       (int) module->port.port_num);
+        return OPAL_ERR_NOT_AVAILABLE;
+    }
+    MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: network atomics %s%s%s", module->port.dev_name,
+                           module->port.port_num, module->atomics_ok ? "offered" : "not offered",
+                           NULL != missing ? ": " : "", NULL != missing ? missing : "");
+    return OPAL_SUCCESS;
+}
+
 static int choose_gid(mca_btl_pvrdma_module_t *module)
 {
     char err[256] = "";
@@ -238,9 +268,16 @@ int mca_btl_pvrdma_device_open(mca_btl_pvrdma_module_t *module)
         return OPAL_ERR_NOT_AVAILABLE;
     }
     choose_rdma_write(module);
+    rc = choose_atomics(module);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
 
     pvrdma_common_qp_params_from_profile(qp, &module->profile, module->port.port_num,
                                          module->port.link_layer, (uint8_t) module->gid.index);
+    /* a peer's atomics need the responder's permission on the QP too */
+    qp->access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                       (module->atomics_ok ? IBV_ACCESS_REMOTE_ATOMIC : 0);
     qp->min_rnr_timer = (uint8_t) c->min_rnr_timer;
     qp->timeout = (uint8_t) c->rc_timeout;
     qp->retry_cnt = (uint8_t) c->rc_retry_count;

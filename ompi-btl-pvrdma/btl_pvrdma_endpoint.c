@@ -523,6 +523,9 @@ int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep)
     ep->cm_tries = 0;
     MCA_BTL_PVRDMA_VERBOSE(10, "connecting to %s (qp 0x%x)", OPAL_NAME_PRINT(ep->proc->proc_name),
                    ep->qp->qp_num);
+    if (0 == opal_compare_proc(ep->proc->proc_name, OPAL_PROC_MY_NAME)) {
+        return mca_btl_pvrdma_cm_connect_self(ep);
+    }
     (void) mca_btl_pvrdma_cm_send_req(ep); /* a lost/failed send is redone by the timer */
     return OPAL_SUCCESS;
 }

@@ -22,6 +22,7 @@
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
 #include "btl_pvrdma_frag.h"
+#include "btl_pvrdma_atomic.h"
 #include "btl_pvrdma_rdma.h"
 
 /** Smallest eager/send size accepted: ob1's largest header plus room. */
@@ -36,8 +37,13 @@ static int pvrdma_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     for (size_t i = 0; i < nprocs; ++i) {
         mca_btl_pvrdma_endpoint_t *ep;
 
-        /* btl/self carries messages to ourselves */
-        if (0 == opal_compare_proc(procs[i]->proc_name, OPAL_PROC_MY_NAME)) {
+        /* btl/self carries messages to ourselves; but osc rdma also runs
+         * the atomics on its own window through the BTL (ours are not
+         * atomic with the CPU's), so with atomics a loopback QP reaches
+         * this process too (BML lists it for RDMA only: btl/self stays
+         * the one that sends) */
+        if (0 == opal_compare_proc(procs[i]->proc_name, OPAL_PROC_MY_NAME) &&
+            !module->atomics_ok) {
             continue;
         }
         OPAL_THREAD_LOCK(&module->lock);
@@ -94,7 +100,8 @@ static int pvrdma_reg_mem(void *reg_data, void *base, size_t size,
     mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) reg_data;
     mca_btl_pvrdma_reg_t *preg = (mca_btl_pvrdma_reg_t *) reg;
     /* one access mode for every region keeps cached registrations reusable */
-    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                 (module->atomics_ok ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 
     if (size > module->profile.max_mr_size) {
         return OPAL_ERR_OUT_OF_RESOURCE;
@@ -260,6 +267,17 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
         m->btl_flags &= ~MCA_BTL_FLAGS_PUT;
         m->btl_put_limit = 0;
     }
+    if (module->atomics_ok) {
+        /* osc rdma takes a BTL with PUT, GET and fetching atomics that can
+         * add (its locks and counters) and compare-and-swap; the rest it
+         * builds from those.  Not GLOB: the device's atomics are not atomic
+         * with the CPU's. */
+        m->btl_flags |= MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS;
+        m->btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP;
+    } else {
+        m->btl_flags &= ~(MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS);
+        m->btl_atomic_flags = 0;
+    }
     m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
     return OPAL_SUCCESS;
 }
@@ -302,10 +320,14 @@ static int init_memory(mca_btl_pvrdma_module_t *module)
     if (OPAL_SUCCESS != rc) {
         return rc;
     }
-    return opal_free_list_init(&module->rdma_frags, sizeof(mca_btl_pvrdma_frag_t),
-                               opal_cache_line_size, OBJ_CLASS(mca_btl_pvrdma_frag_t), 0, 0,
-                               c->free_list_num, -1, c->free_list_inc, NULL, 0, NULL,
-                               mca_btl_pvrdma_frag_init, &module->rdma_frags);
+    rc = opal_free_list_init(&module->rdma_frags, sizeof(mca_btl_pvrdma_frag_t),
+                             opal_cache_line_size, OBJ_CLASS(mca_btl_pvrdma_frag_t), 0, 0,
+                             c->free_list_num, -1, c->free_list_inc, NULL, 0, NULL,
+                             mca_btl_pvrdma_frag_init, &module->rdma_frags);
+    if (OPAL_SUCCESS != rc) {
+        return rc;
+    }
+    return mca_btl_pvrdma_atomic_init(module);
 }
 
 /* How the rendezvous moves large messages (for the verbose "using" line). */
@@ -382,6 +404,7 @@ static int pvrdma_module_teardown(mca_btl_pvrdma_module_t *module)
         OBJ_RELEASE(ep);
     }
     mca_btl_pvrdma_cm_close(module);
+    mca_btl_pvrdma_atomic_fini(module);
     /* the free lists deregister their chunks through the rcache */
     OBJ_DESTRUCT(&module->rdma_frags);
     OBJ_DESTRUCT(&module->recv_frags);
@@ -495,5 +518,8 @@ mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template = {
         .btl_deregister_mem = mca_btl_pvrdma_deregister_mem,
         .btl_register_error = pvrdma_register_error,
         .btl_flush = mca_btl_pvrdma_flush,
+        .btl_atomic_op = mca_btl_pvrdma_atomic_op,
+        .btl_atomic_fop = mca_btl_pvrdma_atomic_fop,
+        .btl_atomic_cswap = mca_btl_pvrdma_atomic_cswap,
     },
 };

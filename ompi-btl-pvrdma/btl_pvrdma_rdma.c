@@ -15,6 +15,32 @@
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_rdma.h"
 
+int mca_btl_pvrdma_rdma_post(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                             mca_btl_pvrdma_frag_t **list, uint64_t count)
+{
+    bool direct;
+    int rc = OPAL_SUCCESS;
+
+    OPAL_THREAD_LOCK(&module->lock);
+    /* in order behind anything queued, and all pieces or none now */
+    direct = mca_btl_pvrdma_endpoint_ready(ep) && opal_list_is_empty(&ep->pending) &&
+             mca_btl_pvrdma_endpoint_sq_free(ep) >= count;
+    ep->rdma_outstanding += (uint32_t) count;
+    for (uint64_t i = 0; i < count; ++i) {
+        if (direct) {
+            /* the caller waits for the last piece: signal it */
+            rc = mca_btl_pvrdma_endpoint_post(ep, list[i], i + 1 == count);
+            if (OPAL_SUCCESS != rc) {
+                break;
+            }
+        } else {
+            mca_btl_pvrdma_endpoint_queue(ep, list[i]);
+        }
+    }
+    OPAL_THREAD_UNLOCK(&module->lock);
+    return rc;
+}
+
 static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
                        enum ibv_wr_opcode opcode, void *local_address, uint64_t remote_address,
                        mca_btl_base_registration_handle_t *local_handle,
@@ -24,7 +50,6 @@ static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_
     uint64_t chunk = module->profile.max_msg_size;
     uint64_t count = pvrdma_common_frag_count(size, chunk);
     mca_btl_pvrdma_frag_t *frags[8], **list = frags;
-    bool direct;
     int rc = OPAL_SUCCESS;
 
     if (0 == size) {
@@ -70,22 +95,7 @@ static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_
         list[i] = frag;
     }
 
-    OPAL_THREAD_LOCK(&module->lock);
-    direct = mca_btl_pvrdma_endpoint_ready(ep) && opal_list_is_empty(&ep->pending) &&
-             mca_btl_pvrdma_endpoint_sq_free(ep) >= count;
-    ep->rdma_outstanding += (uint32_t) count;
-    for (uint64_t i = 0; i < count; ++i) {
-        if (direct) {
-            /* the caller waits for the last piece: signal it */
-            rc = mca_btl_pvrdma_endpoint_post(ep, list[i], i + 1 == count);
-            if (OPAL_SUCCESS != rc) {
-                break;
-            }
-        } else {
-            mca_btl_pvrdma_endpoint_queue(ep, list[i]);
-        }
-    }
-    OPAL_THREAD_UNLOCK(&module->lock);
+    rc = mca_btl_pvrdma_rdma_post(module, ep, list, count);
 out:
     if (list != frags) {
         free(list);

@@ -26,6 +26,12 @@ int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                        void *cbdata);
 
+/** @brief Post the RDMA or atomic WRs @p list (one operation, its last WR
+ *  reports to the caller) on @p ep now, or queue them in order behind
+ *  what waits there (connecting, or a full send queue). */
+int mca_btl_pvrdma_rdma_post(mca_btl_pvrdma_module_t *module, struct mca_btl_base_endpoint_t *ep,
+                             mca_btl_pvrdma_frag_t **list, uint64_t count);
+
 int mca_btl_pvrdma_flush(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint);
 
 /** @brief An RDMA WR completed (in ring order): bookkeeping now, callback

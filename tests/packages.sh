@@ -147,6 +147,7 @@ env | sort >'$LOG/env.$sys.$m.2'" 2>&1)
         SET_BY[$sys.$m]=$set_vars
         case $m in
             btl) want='OMPI_MCA_btl=pvrdma,vader,self
+OMPI_MCA_mca_base_param_files=/root/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
 OMPI_MCA_pml=ob1' ;;
             ucx) want="LD_PRELOAD=$ucx_dir/libuct_pvrdma.so.0:/usr/lib/x86_64-linux-gnu/libm.so.6
 OMPI_MCA_mca_base_envar_file_prefix=/usr/share/pvrdma-mpi/ucx-env.conf
@@ -176,6 +177,16 @@ echo "pml=${OMPI_MCA_pml:-} btl=${OMPI_MCA_btl:-} loaded=$LOADEDMODULES"' 2>&1)
         fail "$sys: pvrdma-mpi/btl and pvrdma-mpi/ucx never both loaded" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"
     fi
 done
+# Open MPI reads the package's parameter file under pvrdma-mpi/btl (one-sided
+# MPI: osc rdma may use btl pvrdma, osc ucx is left out under ob1)
+out=$(modsh modules 'module load pvrdma-mpi/btl || exit 11
+ompi_info --param osc rdma --level 9 --parsable; ompi_info --param osc base --level 9 --parsable' 2>&1)
+if grep -qx 'mca:osc:rdma:param:osc_rdma_btls:value:openib,ugni,uct,ucp,pvrdma' <<<"$out" &&
+   grep -qx 'mca:osc:base:param:osc:value:^ucx' <<<"$out"; then
+    pass "pvrdma-mpi/btl: Open MPI reads btl-mca-params.conf (osc_rdma_btls names pvrdma, osc ^ucx)"
+else
+    fail "pvrdma-mpi/btl: Open MPI reads btl-mca-params.conf" "$(grep -E 'osc_rdma_btls:value|param:osc:value' <<<"$out" | tr '\n' ' ')"
+fi
 if [ -n "${SET_BY[modules.ucx]:-}" ] && [ -n "${SET_BY[lmod.ucx]:-}" ]; then
     [ "${SET_BY[modules.ucx]}" = "${SET_BY[lmod.ucx]}" ] && [ "${SET_BY[modules.btl]}" = "${SET_BY[lmod.btl]}" ] &&
         pass "Environment Modules and Lmod set the same variables to the same values" ||

@@ -97,8 +97,35 @@ check_envmod_ucx() {
     fi
 }
 
+# check_one_sided DEV: which osc component serves MPI windows on each path.
+# osc rdma over btl pvrdma needs the device's atomics and RDMA READ (the
+# BTL offers them together); otherwise osc pt2pt does the work at the
+# target, which Open MPI 4.1 refuses under MPI_THREAD_MULTIPLE.
+check_one_sided() {
+    local dev=$1 name="one-sided MPI ($1)" f=$MODULEFILES/btl info atomic rd conf btlpath
+    info=$(ibv_devinfo -v -d "$dev" 2>/dev/null)
+    atomic=$(awk '$1 == "atomic_cap:" { print $2; exit }' <<<"$info")
+    rd=$(awk '$1 == "max_qp_rd_atom:" { print $2; exit }' <<<"$info")
+    conf=$(sed -n 's/^set paramfile //p' "$f" 2>/dev/null)
+    if [ -n "$conf" ] && ! grep -Eq '^osc_rdma_btls *=.*pvrdma' "$conf" 2>/dev/null; then
+        result FAIL "$name" "pvrdma-mpi/btl's parameter file ${conf} does not name pvrdma in osc_rdma_btls (or is missing)" \
+            "apt-get install --reinstall pvrdma-mpi-tools"
+        return
+    fi
+    if [ -n "$atomic" ] && [ "$atomic" != ATOMIC_NONE ] && [ "${rd:-0}" -gt 0 ]; then
+        btlpath="osc rdma over btl pvrdma when btl_pvrdma_rdma_read is auto (device atomics $atomic, max_qp_rd_atom $rd); with the default rdma_read off: osc pt2pt"
+    else
+        btlpath="osc pt2pt over btl pvrdma (device atomic_cap ${atomic:-unknown}, max_qp_rd_atom ${rd:-unknown}: no network atomics for osc rdma)"
+    fi
+    result PASS "$name" "pml ob1 (pvrdma-mpi/btl): $btlpath, not under MPI_THREAD_MULTIPLE with osc pt2pt; pml ucx (pvrdma-mpi/ucx): osc ucx"
+}
+
 check_envmod_all() {
+    local dev
     check_envmod_system
     check_envmod_btl
     check_envmod_ucx
+    for dev in "${TARGETS[@]}"; do
+        check_one_sided "$dev"
+    done
 }

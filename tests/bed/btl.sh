@@ -7,7 +7,7 @@
 # Every byte of every message is checked by tests/mpi/mpi_check.
 #   BTL_QUICK=1   message sizes up to 1 MiB only (development)
 #   BTL_TESTS="…" mpi_check tests of the 2x1 section (unset: all)
-#   BTL_ONLY="…"  run only these sections: 2x1 copy kick profile read msgsize threads 4x2 bad pingpong
+#   BTL_ONLY="…"  run only these sections: 2x1 copy kick profile read msgsize threads osc 4x2 bad pingpong
 #                 (unset: all but 4x2, which needs 4 guests: tests/bed/hosts4.sh
 #                 runs it on its boot)
 # Every mode a section names is proven from the run: the BTL prints its
@@ -168,6 +168,53 @@ if want threads; then
         "$(log_name "btl 2x2 thread multiple, copies")"
 fi
 
+# One-sided MPI (issues 34, 40) with the package's parameter file, as
+# `module load pvrdma-mpi/btl` reads it: mpi_check osc (put, get,
+# accumulate, fetch-and-op on integers and doubles, compare-and-swap,
+# get-accumulate; fence, PSCW, lock/unlock, lock_all with flush and
+# flush_local; 0 B to 4 MiB; the first epoch to peers nobody has contacted).
+# rxe has atomics: with RDMA READ offered, osc rdma runs over this BTL (its
+# atomics count proves it); with the defaults (READ off) osc pt2pt does.
+OSC_PARAMS=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
+# osc_one_sided NAME NP MPIRUN-ARGS... [-- MPI_CHECK-ARGS...]: run mpi_check
+# osc with the package's parameter file
+osc_one_sided() {
+    local name=$1 np=$2 log
+    shift 2
+    local margs=() targs=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    targs=("$@")
+    mpi_check_run "$name" 900 -np "$np" --map-by node --oversubscribe "${BTL[@]}" \
+        --mca mca_base_param_files "$OSC_PARAMS" --mca btl_base_verbose 10 "${margs[@]}" -- \
+        "${targs[@]}" osc
+    log=$(log_name "$name")
+    grep -m1 '^mpi_check: osc window' "$log" | sed "s/^/# $name: /"
+}
+# osc_atomics_used NAME NP: osc rdma is proven by the BTL's atomics line
+# (btl_base_verbose 10) on every rank
+osc_atomics_used() {
+    local name=$1 np=$2 log n
+    log=$(log_name "$name")
+    n=$(grep -cE 'btl:pvrdma: atomics on [^ ]+: [1-9][0-9]* fetch-and-add, [1-9][0-9]* compare-and-swap' "$log")
+    [ "$n" = "$np" ] && pass "$name: osc rdma ran its atomics over btl pvrdma on all $np ranks ($(grep -m1 -oE 'atomics on .*' "$log"))" ||
+        fail "$name: osc rdma ran its atomics over btl pvrdma" "$n of $np ranks report fetch-and-add and compare-and-swap WRs (log: $log)"
+}
+if want osc; then
+    osc_one_sided "btl 2x2 one-sided, osc rdma" 4 --mca btl_pvrdma_rdma_read auto
+    osc_atomics_used "btl 2x2 one-sided, osc rdma" 4
+    # osc pt2pt is upstream's own path (sends through this BTL, which every
+    # other section tests): up to 1 MiB
+    osc_one_sided "btl 2x2 one-sided, defaults (osc pt2pt)" 4 --mca osc_base_verbose 100 \
+        -- --quick
+    log=$(log_name "btl 2x2 one-sided, defaults (osc pt2pt)")
+    if grep -q 'pt2pt component destroying window' "$log" && ! grep -q 'btl:pvrdma: atomics on' "$log"; then
+        pass "btl 2x2 one-sided, defaults: osc pt2pt served the windows (no network atomics without RDMA READ)"
+    else
+        fail "btl 2x2 one-sided, defaults: osc pt2pt served the windows" "no 'pt2pt component destroying window' line, or atomics were offered (log: $log)"
+    fi
+fi
+
 # 4. 4 hosts x 2 ranks: same-host pairs also go over the device.
 if want 4x2 && [ "$NHOSTS" -lt 4 ]; then
     fail "btl 4x2" "needs a bed of 4 guests, this one has $NHOSTS (tb run --hosts 4)"
@@ -176,6 +223,8 @@ elif want 4x2; then
     mpi_check_run "btl 4x2" 1200 -np 8 --map-by node --oversubscribe "${BTL[@]}" -- \
         --max-size 262144 --isends 2000 p2p same_host allpairs flood allreduce \
         alltoall alltoallv bcast dtype ssend
+    osc_one_sided "btl 4x2 one-sided, osc rdma" 8 --mca btl_pvrdma_rdma_read auto -- --quick
+    osc_atomics_used "btl 4x2 one-sided, osc rdma" 8
 fi
 
 # 5. Bad input: a clear message, a non-zero exit, no hang.

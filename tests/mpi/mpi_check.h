@@ -4,7 +4,8 @@
  * @file mpi_check.h
  * @brief What the parts of mpi_check share: its options, the failure of the
  *        current test, the byte checks, and the tests (mpi_check.c runs
- *        them; mpi_check_p2p.c, _coll.c, _host.c, _threads.c hold them).
+ *        them; mpi_check_p2p.c, _coll.c, _host.c, _threads.c, _osc.c hold
+ *        them).
  */
 #ifndef MPI_CHECK_H
 #define MPI_CHECK_H
@@ -31,6 +32,7 @@ extern int flood_count;      /* --isends */
 extern int wait_s;           /* --wait: peerwait's compute time */
 extern int peerwait_sends;   /* --peerwait-sends */
 extern int thread_level;     /* provided by MPI_Init(_thread) */
+extern const char *osc_skip; /* --osc-skip: the osc cases not to run */
 extern char why[256];        /* first failure of the current test on this rank */
 
 /** Record the first failure of the current test on this rank. */
@@ -68,5 +70,7 @@ void test_metered(void);
 /* mpi_check_threads.c */
 void test_threads(void);
 void test_lazy(void);
+/* mpi_check_osc.c */
+void test_osc(void);
 
 #endif /* MPI_CHECK_H */
