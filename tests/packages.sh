@@ -180,7 +180,7 @@ done
 # Open MPI reads the package's parameter file under pvrdma-mpi/btl (one-sided
 # MPI: osc rdma may use btl pvrdma, osc ucx is left out under ob1)
 out=$(modsh modules 'module load pvrdma-mpi/btl || exit 11
-ompi_info --param osc rdma --level 9 --parsable; ompi_info --param osc base --level 9 --parsable' 2>&1)
+ompi_info --param osc all --level 9 --parsable' 2>&1)
 if grep -qx 'mca:osc:rdma:param:osc_rdma_btls:value:openib,ugni,uct,ucp,pvrdma' <<<"$out" &&
    grep -qx 'mca:osc:base:param:osc:value:^ucx' <<<"$out"; then
     pass "pvrdma-mpi/btl: Open MPI reads btl-mca-params.conf (osc_rdma_btls names pvrdma, osc ^ucx)"
