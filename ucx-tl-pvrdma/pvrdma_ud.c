@@ -15,6 +15,12 @@
 /*  Address handles                                                        */
 /* ----------------------------------------------------------------------- */
 
+/* One address handle per peer host (GID, LID), kept until the iface closes:
+ * creating one is a hypervisor command on PVRDMA.  The cache never shrinks,
+ * and needs not: only datagrams whose MAC was made with this iface's key
+ * (pvrdma_common_ud_accept: job members, who got the key in the worker
+ * address) or our own connects reach a caller, so it holds at most one
+ * entry per host of the job (issue 34, item 7). */
 struct ibv_ah *uct_pvrdma_ud_get_ah(uct_pvrdma_iface_t *iface,
                                     const union ibv_gid *gid, uint16_t lid)
 {
