@@ -151,7 +151,6 @@ OMPI_MCA_mca_base_param_files=/root/.openmpi/mca-params.conf,/usr/share/pvrdma-m
 OMPI_MCA_pml=ob1' ;;
             ucx) want="LD_PRELOAD=$ucx_dir/libuct_pvrdma.so.0:/usr/lib/x86_64-linux-gnu/libm.so.6
 OMPI_MCA_mca_base_envar_file_prefix=/usr/share/pvrdma-mpi/ucx-env.conf
-OMPI_MCA_mca_base_param_files=/root/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/ucx-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
 OMPI_MCA_pml=ucx
 OMPI_MCA_pml_ucx_devices=any
 OMPI_MCA_pml_ucx_tls=any
@@ -188,11 +187,6 @@ if grep -qx 'mca:osc:rdma:param:osc_rdma_btls:value:openib,ugni,uct,ucp,pvrdma' 
 else
     fail "pvrdma-mpi/btl: Open MPI reads btl-mca-params.conf" "$(grep -E 'osc_rdma_btls:value|param:osc:value' <<<"$out" | tr '\n' ' ')"
 fi
-out=$(modsh modules 'module load pvrdma-mpi/ucx || exit 11
-ompi_info --param osc all --level 9 --parsable' 2>&1)
-grep -qx 'mca:osc:base:param:osc:value:^ucx' <<<"$out" &&
-    pass "pvrdma-mpi/ucx: Open MPI reads ucx-mca-params.conf (osc ^ucx: osc pt2pt serves windows)" ||
-    fail "pvrdma-mpi/ucx: Open MPI reads ucx-mca-params.conf" "$(grep -E 'param:osc:value' <<<"$out" | tr '\n' ' ')"
 if [ -n "${SET_BY[modules.ucx]:-}" ] && [ -n "${SET_BY[lmod.ucx]:-}" ]; then
     [ "${SET_BY[modules.ucx]}" = "${SET_BY[lmod.ucx]}" ] && [ "${SET_BY[modules.btl]}" = "${SET_BY[lmod.btl]}" ] &&
         pass "Environment Modules and Lmod set the same variables to the same values" ||

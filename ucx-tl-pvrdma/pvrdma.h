@@ -534,6 +534,8 @@ struct uct_pvrdma_iface {
                                                     CQ entry */
         unsigned               tx_outstanding_max;
         unsigned               rx_len_min;     /**< smallest chan queue */
+        uint64_t               tx_mp_empty;    /**< gets that found tx_mp
+                                                    empty and not growing */
     } op_count;
 
     unsigned                   num_connecting;

@@ -348,7 +348,7 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
 
     if (comp != NULL) {
         UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
-            iface->tx_mp_exhausted = 1;
+            uct_pvrdma_iface_tx_mp_empty(iface);
             return UCS_ERR_NO_RESOURCE;
         });
         uct_pvrdma_tx_desc_reset(desc);

@@ -125,6 +125,11 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
               iface->op_count.rdma_writes, iface->op_count.rdma_write_max,
               iface->op_count.cq_arms, iface->op_count.cq_events,
               iface->keepalives);
+    /* tests/bed/ucx.sh reads this: the capped pool really ran dry */
+    ucs_debug("pvrdma: %s:%d: iface %p send pool: ran dry %" PRIu64 " times "
+              "(UCX_PVRDMA_TX_MAX_BUFS, or the locked-memory limit)",
+              iface->md->dev_name, iface->port_num, iface,
+              iface->op_count.tx_mp_empty);
     ucs_debug("pvrdma: %s:%d: iface %p idle wait: %" PRIu64 " CQ polls not "
               "rung (UCX_PVRDMA_IDLE_SPIN %" PRIu64 " us, then one poll per "
               "%" PRIu64 " us: UCX_PVRDMA_IDLE_POLL_INTERVAL %" PRIu64 " us, "

@@ -339,6 +339,16 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface);
     UCT_CHECK_LENGTH((_header_length) + uct_iov_total_length(_iov, _iovcnt), \
                      0, (_iface)->config.seg_size, "am_zcopy")
 
+/** A get found the send buffer pool empty and unable to grow (its quota,
+ *  or the locked-memory limit failed its registration): eps say "no
+ *  resources" until a buffer comes back (uct_pvrdma_ep_has_resources). */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_iface_tx_mp_empty(uct_pvrdma_iface_t *iface)
+{
+    iface->tx_mp_exhausted = 1;
+    ++iface->op_count.tx_mp_empty;
+}
+
 /**
  * The one admission check of every active message (both modes): the ep is
  * connected, its QP has a send WQE and the iface a CQ entry, the peer a
@@ -368,7 +378,7 @@ uct_pvrdma_ep_am_admit(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 
     UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
         pvrdma_common_credits_untake(&ep->credits);
-        iface->tx_mp_exhausted = 1;
+        uct_pvrdma_iface_tx_mp_empty(iface);
         return UCS_ERR_NO_RESOURCE;
     });
     uct_pvrdma_tx_desc_reset(desc);
@@ -405,3 +415,5 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
 
 
 #endif
+
+

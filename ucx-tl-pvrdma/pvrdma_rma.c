@@ -85,7 +85,7 @@ uct_pvrdma_ep_get_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     }
 
     UCT_TL_IFACE_GET_TX_DESC(&iface->super, &iface->tx_mp, desc, {
-        iface->tx_mp_exhausted = 1;
+        uct_pvrdma_iface_tx_mp_empty(iface);
         return UCS_ERR_NO_RESOURCE;
     });
     uct_pvrdma_tx_desc_reset(desc);

@@ -117,7 +117,7 @@ check_one_sided() {
     else
         btlpath="osc pt2pt over btl pvrdma (device atomic_cap ${atomic:-unknown}, max_qp_rd_atom ${rd:-unknown}: no network atomics for osc rdma)"
     fi
-    result PASS "$name" "pml ob1 (pvrdma-mpi/btl): $btlpath; pml ucx (pvrdma-mpi/ucx): osc pt2pt (osc ucx with --mca osc ucx); osc pt2pt refuses MPI_THREAD_MULTIPLE"
+    result PASS "$name" "pml ob1 (pvrdma-mpi/btl): $btlpath; osc pt2pt refuses MPI_THREAD_MULTIPLE; pml ucx (pvrdma-mpi/ucx): osc ucx with --mca osc ucx (Open MPI 4.1.4: wrong MPI_Fetch_and_op on doubles)"
 }
 
 check_envmod_all() {

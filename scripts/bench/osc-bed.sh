@@ -1,0 +1,52 @@
+#!/bin/bash
+# Runs on node1 of a 2-guest bed (scripts/bench/osc): one-sided MPI latency
+# (tests/mpi/osc_lat: 8 B put + flush, get + flush, fetch-and-op + flush,
+# compare-and-swap + flush) over every path in ONE bed session, so the rows
+# are side by side, and raw ib_send_lat / ib_atomic_lat as the floor.
+# Writes $TB_OUT/osc/results.md and the logs next to it.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+. "$TOP/tests/bed/lib.sh"
+. "$TOP/tests/ucx/ucx_lib.sh"
+LOGDIR=$TB_OUT/osc
+mkdir -p "$LOGDIR"
+RES=$LOGDIR/results.md
+PARAMS=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
+mpi_ucx_args UCX_OURS pvrdma,self rxe0:1
+mpi_ucx_args UCX_STOCK rc_verbs,self rxe0:1
+osc_ucx() { local a; for a in "$@"; do [ "$a" = "^ucx" ] && a=ucx; printf '%s\n' "$a"; done; }
+mapfile -t UCX_OURS < <(osc_ucx "${UCX_OURS[@]}")
+mapfile -t UCX_STOCK < <(osc_ucx "${UCX_STOCK[@]}")
+
+{
+    echo "| path | osc | put+flush | get+flush | fetch_and_op+flush | compare_and_swap+flush |"
+    echo "|---|---|---|---|---|---|"
+} >"$RES"
+# row NAME OSC MPIRUN-ARGS...: one osc_lat run, medians in microseconds
+row() {
+    local name=$1 osc=$2 log cells="" op v
+    shift 2
+    log=$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9\n' _).log
+    timeout -k 5 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$TOP/tests/mpi/osc_lat" \
+        --iters 200 >"$log" 2>&1
+    grep -q '^osc_lat: ok' "$log" || { echo "| $name | $osc | failed: $(tail -n 2 "$log" | tr '\n' ' ' | cut -c1-120) | | | |" >>"$RES"; return; }
+    for op in put+flush get+flush fetch_and_op+flush compare_and_swap+flush; do
+        v=$(awk -v op="$op" '$1 == "osc_lat" && $2 == op { print $6 }' "$log")
+        cells+=" ${v:-n/a} |"
+    done
+    echo "| $name | $osc |$cells" >>"$RES"
+}
+row "btl pvrdma (READ offered)" "rdma" --mca pml ob1 --mca btl pvrdma,self \
+    --mca mca_base_param_files "$PARAMS" --mca btl_pvrdma_rdma_read auto
+row "btl pvrdma (defaults)" "pt2pt" --mca pml ob1 --mca btl pvrdma,self \
+    --mca mca_base_param_files "$PARAMS"
+row "pml ucx, UCX_TLS=pvrdma" "ucx" "${UCX_OURS[@]}"
+row "pml ucx, stock rc_verbs" "ucx" "${UCX_STOCK[@]}"
+row "btl tcp" "pt2pt" --mca pml ob1 --mca btl tcp,self --mca osc pt2pt
+# the floor: raw verbs on the same device, same 2 guests
+log=$LOGDIR/ib_send_lat.log
+perftest_pair "$log" ib_send_lat -d rxe0 -s 8 -n 1000 -F &&
+    echo "raw ib_send_lat 8 B (half round trip, typical): $(perftest_field "$log" 5) us" >>"$RES"
+log=$LOGDIR/ib_atomic_lat.log
+perftest_pair "$log" ib_atomic_lat -d rxe0 -n 1000 -F &&
+    echo "raw ib_atomic_lat fetch-and-add (round trip, typical): $(perftest_field "$log" 5) us" >>"$RES"
+cat "$RES"
