@@ -12,7 +12,7 @@ mkdir -p "$LOGDIR"
 RES=$LOGDIR/results.md
 PARAMS=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
 mpi_ucx_args UCX_OURS pvrdma,self rxe0:1
-mpi_ucx_args UCX_STOCK rc_verbs,self rxe0:1
+mpi_ucx_args UCX_STOCK rc_verbs,ud_verbs,self rxe0:1
 osc_ucx() { local a; for a in "$@"; do [ "$a" = "^ucx" ] && a=ucx; printf '%s\n' "$a"; done; }
 mapfile -t UCX_OURS < <(osc_ucx "${UCX_OURS[@]}")
 mapfile -t UCX_STOCK < <(osc_ucx "${UCX_STOCK[@]}")
@@ -40,7 +40,7 @@ row "btl pvrdma (READ offered)" "rdma" --mca pml ob1 --mca btl pvrdma,self \
 row "btl pvrdma (defaults)" "pt2pt" --mca pml ob1 --mca btl pvrdma,self \
     --mca mca_base_param_files "$PARAMS"
 row "pml ucx, UCX_TLS=pvrdma" "ucx" "${UCX_OURS[@]}"
-row "pml ucx, stock rc_verbs" "ucx" "${UCX_STOCK[@]}"
+row "pml ucx, stock rc_verbs,ud_verbs" "ucx" "${UCX_STOCK[@]}"
 row "btl tcp" "pt2pt" --mca pml ob1 --mca btl tcp,self --mca osc pt2pt
 # the floor: raw verbs on the same device, same 2 guests
 log=$LOGDIR/ib_send_lat.log
