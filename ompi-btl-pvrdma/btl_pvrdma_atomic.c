@@ -58,11 +58,6 @@ static int pvrdma_atomic(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoin
     frag->rdma_cbdata = cbdata;
     frag->local_address = local;
     frag->local_handle = local_handle;
-    if (IBV_WR_ATOMIC_CMP_AND_SWP == opcode) {
-        module->atomic_cswaps++;
-    } else {
-        module->atomic_fadds++;
-    }
     return mca_btl_pvrdma_rdma_post(module, ep, &frag, 1);
 }
 

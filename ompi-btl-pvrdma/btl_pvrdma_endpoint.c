@@ -435,6 +435,10 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
             if (len > module->rdma_read_max) {
                 module->rdma_read_max = len;
             }
+        } else if (IBV_WR_ATOMIC_FETCH_AND_ADD == frag->wr.send.opcode) {
+            module->atomic_fadds++;
+        } else if (IBV_WR_ATOMIC_CMP_AND_SWP == frag->wr.send.opcode) {
+            module->atomic_cswaps++;
         }
     }
     ep->ring[(ep->ring_head + ep->ring_count) % ep->ring_size] = frag;
