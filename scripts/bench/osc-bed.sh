@@ -10,12 +10,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 LOGDIR=$TB_OUT/osc
 mkdir -p "$LOGDIR"
 RES=$LOGDIR/results.md
-PARAMS=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
-mpi_ucx_args UCX_OURS pvrdma,self rxe0:1
-mpi_ucx_args UCX_STOCK rc_verbs,ud_verbs,self rxe0:1
-osc_ucx() { local a; for a in "$@"; do [ "$a" = "^ucx" ] && a=ucx; printf '%s\n' "$a"; done; }
-mapfile -t UCX_OURS < <(osc_ucx "${UCX_OURS[@]}")
-mapfile -t UCX_STOCK < <(osc_ucx "${UCX_STOCK[@]}")
+mpi_ucx_args UCX_OURS pvrdma,self rxe0:1 ucx
+mpi_ucx_args UCX_STOCK rc_verbs,ud_verbs,self rxe0:1 ucx
 
 {
     echo "| path | osc | put+flush | get+flush | fetch_and_op+flush | compare_and_swap+flush |"
@@ -36,9 +32,9 @@ row() {
     echo "| $name | $osc |$cells" >>"$RES"
 }
 row "btl pvrdma (READ offered)" "rdma" --mca pml ob1 --mca btl pvrdma,self \
-    --mca mca_base_param_files "$PARAMS" --mca btl_pvrdma_rdma_read auto
+    --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" --mca btl_pvrdma_rdma_read auto
 row "btl pvrdma (defaults)" "pt2pt" --mca pml ob1 --mca btl pvrdma,self \
-    --mca mca_base_param_files "$PARAMS"
+    --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES"
 row "pml ucx, UCX_TLS=pvrdma" "ucx" "${UCX_OURS[@]}"
 row "pml ucx, stock rc_verbs,ud_verbs" "ucx" "${UCX_STOCK[@]}"
 row "btl tcp" "pt2pt" --mca pml ob1 --mca btl tcp,self --mca osc pt2pt

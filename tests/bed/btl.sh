@@ -170,13 +170,12 @@ if want threads; then
 fi
 
 # One-sided MPI (issues 34, 40) with the package's parameter file, as
-# `module load pvrdma-mpi/btl` reads it: mpi_check osc (put, get,
-# accumulate, fetch-and-op on integers and doubles, compare-and-swap,
+# `module load pvrdma-mpi/btl` reads it (BTL_MODULE_PARAM_FILES, lib.sh):
+# mpi_check osc (put, get, accumulate, fetch-and-op on integers and doubles, compare-and-swap,
 # get-accumulate; fence, PSCW, lock/unlock, lock_all with flush and
 # flush_local; 0 B to 4 MiB; the first epoch to peers nobody has contacted).
 # rxe has atomics: with RDMA READ offered, osc rdma runs over this BTL (its
 # atomics count proves it); with the defaults (READ off) osc pt2pt does.
-OSC_PARAMS=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
 # osc_one_sided NAME NP MPIRUN-ARGS... [-- MPI_CHECK-ARGS...]: run mpi_check
 # osc with the package's parameter file
 osc_one_sided() {
@@ -187,7 +186,7 @@ osc_one_sided() {
     [ $# -gt 0 ] && shift
     targs=("$@")
     mpi_check_run "$name" 900 -np "$np" --map-by node --oversubscribe "${BTL[@]}" \
-        --mca mca_base_param_files "$OSC_PARAMS" --mca btl_base_verbose 10 "${margs[@]}" -- \
+        --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" --mca btl_base_verbose 10 "${margs[@]}" -- \
         "${targs[@]}" osc
     log=$(log_name "$name")
     grep -m1 '^mpi_check: osc window' "$log" | sed "s/^/# $name: /"

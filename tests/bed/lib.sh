@@ -9,18 +9,22 @@ PVRDMA_UCT_LIB=${PVRDMA_UCT_LIB:-/usr/lib/x86_64-linux-gnu/ucx/libuct_pvrdma.so.
 MPIRUN=(mpirun --allow-run-as-root --hostfile "$TB_HOSTFILE")
 BED_FAILED=0
 
-# mpi_ucx_args ARRAY TLS DEV: sets ARRAY to the mpirun arguments that run
-# Open MPI's pml ucx over the UCX transports TLS on DEV ("rxe0:1") and over
-# nothing else: btl self only, osc ucx off (one-sided is not tested here).
+# mpi_ucx_args ARRAY TLS DEV [OSC]: sets ARRAY to the mpirun arguments that
+# run Open MPI's pml ucx over the UCX transports TLS on DEV ("rxe0:1") and
+# over nothing else: btl self only; osc OSC (default ^ucx: osc ucx off; the
+# one-sided checks pass "ucx").
 # pml_ucx_tls/devices "any": Open MPI 4.1 enables pml ucx by default only for
 # mlx devices and the rc/ud/dc transports.  Our module is preloaded only when
 # TLS names pvrdma, so the stock rows run stock UCX.  ud_verbs on RoCE that
 # is not Mellanox needs UCX_UD_ETH_DGID_CHECK=n (UCX before 1.19 compares the
 # GID a datagram came from with one it computed from the MAC).
+# The parameter files Open MPI reads under `module load pvrdma-mpi/btl`
+# (modulefiles/btl.in): the package's file between the user's and Debian's.
+BTL_MODULE_PARAM_FILES=$HOME/.openmpi/mca-params.conf,/usr/share/pvrdma-mpi/btl-mca-params.conf,/etc/openmpi/openmpi-mca-params.conf
 mpi_ucx_args() {
     local -n _args=$1
     _args=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any
-           --mca btl self --mca osc ^ucx
+           --mca btl self --mca osc "${4:-^ucx}"
            -x "UCX_TLS=$2" -x "UCX_NET_DEVICES=$3" -x UCX_WARN_UNUSED_ENV_VARS=n)
     case ,$2, in *,pvrdma,*) _args+=(-x "LD_PRELOAD=$PVRDMA_UCT_LIB") ;; esac
     # our transport's knobs set for the whole run (the tier's idle wait)

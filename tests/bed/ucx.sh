@@ -208,8 +208,7 @@ if want "mpi"; then
         # Open MPI 4.1.4's osc ucx adds doubles as integers in
         # MPI_Fetch_and_op (wrong results over any UCX transport, fixed in
         # Open MPI 5.0): that one case is skipped
-        MPIUCX_OSC=()   # mpi_ucx_args' "--mca osc ^ucx" turned into "ucx"
-        for a in "${MPIUCX[@]}"; do [ "$a" = "^ucx" ] && a=ucx; MPIUCX_OSC+=("$a"); done
+        mpi_ucx_args MPIUCX_OSC pvrdma,self "$DEV" ucx
         mpi_check_run "mpi pml ucx 2x2 one-sided (osc ucx)" 900 -np 4 --map-by node \
             --oversubscribe "${MPIUCX_OSC[@]}" -- --quick --osc-skip fop_double osc
         # the rendezvous by RDMA READ: large contiguous and derived datatypes,
