@@ -354,12 +354,29 @@ ud_loss() {
                 match ip dport 4791 0xffff match u8 0x64 0xfe at 28 flowid 1:4" || return 1
     done
 }
-# ud_loss_end NODE...: prints the datagrams the nodes' netem dropped, removes it
+# qp_drop QPN: this node drops every RoCEv2 packet it sends to QP QPN (the
+# BTH's destination QP, bytes 5-7 of the BTH at offset 28 of the IP header)
+qp_drop() {
+    modprobe -a sch_prio sch_netem cls_u32 &&
+        tc qdisc add dev eth0 root handle 1: prio bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 &&
+        tc qdisc add dev eth0 parent 1:4 handle 40: netem loss 100% &&
+        tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff \
+            match ip dport 4791 0xffff match u32 "$1" 0x00ffffff at 32 flowid 1:4
+}
+netem_dropped() {
+    awk '/^qdisc netem/ { f = 1 } f && /dropped/ { gsub(/[(,]/, " "); for (i = 1; i < NF; ++i) if ($i == "dropped") { print $(i + 1); exit } }'
+}
+# ud_loss_end NODE...: prints the packets the nodes' netem dropped, removes it
 ud_loss_end() {
     local n d total=0
     for n in "$@"; do
-        d=$(ssh "$n" "tc -s qdisc show dev eth0" | awk '/^qdisc netem/ { f = 1 } f && /dropped/ { gsub(/[(,]/, " "); for (i = 1; i < NF; ++i) if ($i == "dropped") { print $(i + 1); exit } }')
-        ssh "$n" "tc qdisc del dev eth0 root" 2>/dev/null
+        if [ "$n" = "$(hostname)" ]; then
+            d=$(tc -s qdisc show dev eth0 | netem_dropped)
+            tc qdisc del dev eth0 root 2>/dev/null
+        else
+            d=$(ssh "$n" "tc -s qdisc show dev eth0" | netem_dropped)
+            ssh "$n" "tc qdisc del dev eth0 root" 2>/dev/null
+        fi
         total=$((total + ${d:-0}))
     done
     echo "$total"
@@ -397,6 +414,71 @@ if want "$name"; then
     else
         fail "$name" "could not set up tc netem on the guests"
         ud_loss_end node1 node2 >/dev/null
+    fi
+fi
+# Issue 34 (item 4): the stall kick is per endpoint.  It was per iface, and
+# any completion on the iface restarted its clock, so one endpoint's WR
+# whose completion never came was never kicked while another endpoint was
+# busy.  Staged here: the client streams on endpoint A (a message per 5 ms)
+# while its egress drops every packet to endpoint B's peer QP (tc, matched
+# on the BTH's destination QP) for 3 s, during which B sends 64 messages
+# and its flush (a signalled zero-length WRITE).  Nothing else goes on B,
+# and UCX_PVRDMA_TIMEOUT=24 puts RC's resend 68.7 s away, so the WR waits
+# with its QP in RTS: the condition SoftRoCE produced under load.  Only a
+# kick of B (a later packet: the peer answers with a sequence NAK and RC
+# resends) ends the wait sooner: B's flush must complete within 40 s (the
+# kick is due 10 s after the WR) with the kick in the client's log, and the
+# server must get every message of both endpoints intact.  With the kick
+# off the same check waits 69 s and fails (2026-11-28).
+name="uct conn: a stalled endpoint is kicked while another streams"
+if want "$name"; then
+    if [ -x "$CONNBIN" ]; then
+        PORT=$((PORT + 1))
+        log=$(log_name "$name") slog=$(log_name "$name").server
+        go=/tmp/uct_conn_check.go.$$
+        rm -f "$go"
+        ssh node2 "env $PRELOAD timeout 200 $CONNBIN -d $DEV -p $PORT -k -n 64" >"$slog" 2>&1 &
+        spid=$!
+        env "$PRELOAD" UCX_LOG_LEVEL=debug UCX_PVRDMA_TIMEOUT=24 timeout 200 \
+            "$CONNBIN" -d "$DEV" -p "$PORT" -k -g "$go" -n 64 node2 >"$log" 2>&1 &
+        cpid=$!
+        ep=
+        for _ in $(seq 120); do
+            ep=$(sed -nE 's/^stall: endpoint B (0x[0-9a-f]+) connected.*/\1/p' "$log")
+            [ -n "$ep" ] || ! kill -0 "$cpid" 2>/dev/null && break
+            sleep 1
+        done
+        qpn=
+        [ -n "$ep" ] && qpn=$(sed -nE "s/.*pvrdma: ep $ep qp 0x[0-9a-f]+ connected to qp (0x[0-9a-f]+).*/\1/p" "$log" | tail -n 1)
+        if [ -z "$qpn" ]; then
+            fail "$name" "no 'stall: endpoint B' line or no QP of it in the debug log (log: $log)"
+            kill "$cpid" "$spid" 2>/dev/null
+        elif ! qp_drop "$qpn"; then
+            fail "$name" "could not set up tc on $(hostname)"
+            tc qdisc del dev eth0 root 2>/dev/null
+            kill "$cpid" "$spid" 2>/dev/null
+        else
+            touch "$go"
+            sleep 3
+            dropped=$(ud_loss_end "$(hostname)")
+            [ "$dropped" -gt 0 ] && pass "$name: $dropped packets to endpoint B's peer QP $qpn dropped" ||
+                fail "$name: packets dropped" "netem dropped none to QP $qpn: the filter did not match"
+        fi
+        wait "$cpid"
+        wait "$spid"
+        rm -f "$go"
+        v=$(sed -nE "s/^ok stall: .* completed after ([0-9.]+) s, while endpoint A sent ([0-9]+) messages/\1 \2/p" "$log")
+        if [ -n "$v" ] && awk -v s="${v% *}" -v a="${v#* }" 'BEGIN { exit !(s < 40 && a >= 100) }'; then
+            pass "$name: B's flush completed after ${v% *} s while A sent ${v#* } messages"
+        else
+            fail "$name: B's flush within 40 s, A streaming" "'${v:-no ok stall line}' (seconds, A's messages) (log: $log)"
+        fi
+        grep -q "ep $ep: [0-9]* signalled WRs neither completed nor failed for [0-9]* s: kicked" "$log" &&
+            pass "$name: endpoint B kicked" || fail "$name: endpoint B kicked" "no kick of ep $ep in $log"
+        grep -q '^PASSED: ' "$slog" && pass "$name: server: $(grep '^PASSED: ' "$slog")" ||
+            fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ' | cut -c1-300) (log: $slog)"
+    else
+        fail "$name" "tests/ucx/uct_conn_check.c did not build"
     fi
 fi
 # Issue 18: a client that sends 20 connection requests and dies before it

@@ -42,6 +42,19 @@
  *   above; what became of the abandoned connections the transport says at
  *   close (tests/bed/ucx.sh reads it).
  *
+ * - stall (-k, both sides; the client also -g GOFILE): the per-endpoint stall
+ *   kick (issue 34, item 4).  The client connects endpoints A (0) and B (1),
+ *   prints "stall: endpoint B 0xPTR connected", and from then on sends one
+ *   message on A every 5 ms (completions and credits keep arriving on the
+ *   iface) until it ends.  When GOFILE exists (the test script has set the
+ *   client's egress to drop every packet to B's peer QP: tests/bed/ucx.sh),
+ *   it sends N messages on B and flushes B, while A goes on.  The drop is
+ *   lifted a few seconds later; nothing else is sent on B, so with a long
+ *   UCX_PVRDMA_TIMEOUT only a kick of B (a later packet, which the peer
+ *   answers with a sequence NAK and RC resends) ends the wait before RC's
+ *   timer.  "ok stall: ..." says after how long B's flush completed and
+ *   what A sent meanwhile; the server checks every message of both.
+ *
  * Last line: "PASSED: ..." or "FAILED: ..." (exit 1); UCT errors "uct_conn_check:
  * UCT error: WHAT: STATUS" (exit 2), TCP "uct_conn_check: TCP: ..." (exit 3),
  * usage (exit 4), "uct_conn_check: stalled: ..." when nothing moved for -w
@@ -75,7 +88,7 @@
 
 typedef struct {
     uint64_t magic;
-    uint32_t eps, msgs, cycles, abandon;
+    uint32_t eps, msgs, cycles, abandon, stall;
     uint32_t dev_len, iface_len;
     uint8_t  dev_addr[MAX_ADDR];
     uint8_t  iface_addr[MAX_ADDR];
@@ -90,6 +103,8 @@ static uct_worker_h worker;
 static uct_iface_h iface;
 static uint64_t test_key;
 static unsigned opt_eps = 16, opt_msgs = 100, opt_cycles, opt_abandon;
+static int opt_stall;                    /* -k */
+static const char *go_file = "/tmp/uct_conn_check.go";   /* -g */
 static double stall_limit = 120;
 static double last_move;
 /* server state */
@@ -487,6 +502,69 @@ static void run_abandon(const hello_t *peer)
     _exit(0);   /* no ep destroy: no disconnect */
 }
 
+/* client -k: A streams (one message per 5 ms) while B's WRs are lost on
+ * the wire and B's flush waits; returns the messages sent on both */
+static uint64_t run_stall(const hello_t *peer)
+{
+    uct_ep_h eps[2];
+    uint32_t next[2] = { 0, 0 }, a_during;
+    double next_a = 0, t0, waited;
+    ucs_status_t status;
+    unsigned e;
+
+    for (e = 0; e < 2; ++e) {
+        eps[e] = create_ep(peer);
+        while (!send_msg(eps[e], e, next[e])) {
+            progress("stall: connect");
+        }
+        ++next[e];
+        flush_ep(eps[e]);
+    }
+    printf("stall: endpoint B %p connected, waiting for %s\n", (void*)eps[1],
+           go_file);
+    fflush(stdout);
+
+    /* A: one message per 5 ms from here to the end */
+#define STALL_STREAM_A() \
+    do { \
+        if ((now_sec() >= next_a) && send_msg(eps[0], 0, next[0])) { \
+            ++next[0]; \
+            next_a = now_sec() + 0.005; \
+        } \
+        progress("stall"); \
+    } while (0)
+
+    while (access(go_file, F_OK) != 0) {
+        STALL_STREAM_A();
+    }
+    t0       = now_sec();
+    a_during = next[0];
+    while (next[1] < 1 + opt_msgs) {
+        if (send_msg(eps[1], 1, next[1])) {
+            ++next[1];
+        } else {
+            STALL_STREAM_A();
+        }
+    }
+    while ((status = uct_ep_flush(eps[1], 0, NULL)) != UCS_OK) {
+        if ((status != UCS_INPROGRESS) && (status != UCS_ERR_NO_RESOURCE)) {
+            die(2, "UCT error", "flush of endpoint B: %s",
+                ucs_status_string(status));
+        }
+        STALL_STREAM_A();
+    }
+#undef STALL_STREAM_A
+    waited   = now_sec() - t0;
+    a_during = next[0] - a_during;
+    printf("ok stall: endpoint B's %u messages and its flush completed after "
+           "%.1f s, while endpoint A sent %u messages\n", opt_msgs, waited,
+           a_during);
+    flush_ep(eps[0]);
+    uct_ep_destroy(eps[0]);
+    uct_ep_destroy(eps[1]);
+    return (uint64_t)next[0] + next[1];
+}
+
 static int pin_verdict(void)
 {
     if (opt_cycles == 0) {
@@ -516,7 +594,7 @@ int main(int argc, char **argv)
     uint64_t result[2], want;
     uct_md_h md;
 
-    while ((c = getopt(argc, argv, "d:p:e:n:c:w:a:P:")) != -1) {
+    while ((c = getopt(argc, argv, "d:p:e:n:c:w:a:P:kg:")) != -1) {
         switch (c) {
         case 'd': dev         = optarg; break;
         case 'p': port        = atoi(optarg); break;
@@ -526,20 +604,27 @@ int main(int argc, char **argv)
         case 'w': stall_limit = atof(optarg); break;
         case 'a': opt_abandon = strtoul(optarg, NULL, 0); break;
         case 'P': pin_slack_kb = atol(optarg); break;
+        case 'k': opt_stall   = 1; break;
+        case 'g': go_file     = optarg; break;
         default:
             die(4, "usage", "uct_conn_check -d DEV -p PORT [-a ABANDON] "
-                "[-e EPS -n MSGS | -c CYCLES] [-w SEC] [HOST]");
+                "[-e EPS -n MSGS | -c CYCLES | -k [-g GOFILE] -n MSGS] "
+                "[-w SEC] [HOST]");
         }
     }
     if (opt_cycles > 0) {
         opt_eps  = 1;
         opt_msgs = opt_cycles;
     }
+    if (opt_stall) {
+        opt_eps = 2;   /* A and B */
+    }
     if ((opt_eps == 0) || (opt_msgs == 0)) {
         die(4, "usage", "-e and -n must be > 0");
     }
     host     = (optind < argc) ? argv[optind] : NULL;
-    test_key = tp_name(opt_cycles ? "uct churn" : "uct burst");
+    test_key = tp_name(opt_cycles ? "uct churn" :
+                       opt_stall ? "uct stall" : "uct burst");
     expected = calloc(opt_eps, sizeof(*expected));
 
     open_iface(dev, &md, &hello);
@@ -551,6 +636,7 @@ int main(int argc, char **argv)
     hello.msgs   = opt_msgs;
     hello.cycles = opt_cycles;
     hello.abandon = opt_abandon;
+    hello.stall  = opt_stall;
     if (opt_abandon > 0) {
         /* the abandoning client first; the server then takes the next */
         fd = tcp_connect(host, port);
@@ -569,8 +655,9 @@ int main(int argc, char **argv)
     xfer(fd, &hello, sizeof(hello), 1);
     xfer(fd, &peer, sizeof(peer), 0);
     if ((peer.magic != HELLO_MAGIC) || (peer.eps != opt_eps) ||
-        (peer.msgs != opt_msgs) || (peer.cycles != opt_cycles)) {
-        die(4, "usage", "the peer runs with other options (-e/-n/-c)");
+        (peer.msgs != opt_msgs) || (peer.cycles != opt_cycles) ||
+        (peer.stall != (uint32_t)opt_stall)) {
+        die(4, "usage", "the peer runs with other options (-e/-n/-c/-k)");
     }
     last_move = now_sec();
     want      = (uint64_t)opt_eps * opt_msgs;
@@ -578,6 +665,8 @@ int main(int argc, char **argv)
     if (host != NULL) {
         if (opt_cycles > 0) {
             run_churn(&peer);
+        } else if (opt_stall) {
+            want = run_stall(&peer);
         } else {
             run_burst(&peer, &bursts, &largest);
             printf("ok burst: %u endpoints x %u messages in %u bursts, the "
@@ -603,12 +692,26 @@ int main(int argc, char **argv)
                    result[1]);
         }
     } else {
+        if (opt_stall) {
+            /* how many A sent is known when the client is done */
+            for (;;) {
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+                if (poll(&pfd, 1, 0) > 0) {
+                    break;
+                }
+                progress("receive");
+            }
+            xfer(fd, &want, sizeof(want), 0);
+        }
         while (received < want) {
             progress("receive");
         }
         /* the client has flushed and closed its endpoints (churn: the
          * last disconnect is on its way) */
-        xfer(fd, &result[0], sizeof(result[0]), 0);
+        if (!opt_stall) {
+            xfer(fd, &result[0], sizeof(result[0]), 0);
+        }
         if (opt_cycles > 0) {
             /* the last disconnects (resent while datagrams are lost): no
              * channel left, as many QPs as before the first connection;
@@ -653,7 +756,9 @@ int main(int argc, char **argv)
     uct_md_close(md);
     if (pass) {
         printf("PASSED: %s, %" PRIu64 " messages, data verified\n",
-               opt_cycles ? "connection churn" : "bursts on many endpoints",
+               opt_cycles ? "connection churn" :
+               opt_stall ? "one endpoint stalled, one streaming" :
+                           "bursts on many endpoints",
                want);
         return 0;
     }
