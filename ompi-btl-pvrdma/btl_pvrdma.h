@@ -127,6 +127,7 @@ typedef struct mca_btl_pvrdma_reg_t {
 } mca_btl_pvrdma_reg_t;
 
 struct mca_btl_pvrdma_cm_t;
+struct mca_btl_pvrdma_osc_module_t;
 
 /** One module per chosen device port. */
 typedef struct mca_btl_pvrdma_module_t {
@@ -142,11 +143,14 @@ typedef struct mca_btl_pvrdma_module_t {
     struct ibv_cq *cq;       /**< one CQ for RC sends and receives */
     struct ibv_srq *srq;     /**< NULL: per-QP receive queues */
     bool rdma_write_ok;      /**< RDMA WRITE lands (probed or forced) */
-    /** 64-bit fetch-and-add and compare-and-swap offered (btl_atomic_*):
-     *  the device has them and READ is offered (both need the initiator
-     *  depth max_rd_atomic); then a loopback QP also reaches this process,
-     *  because osc rdma runs its own window's atomics through the BTL */
+    /** ob1 gets btl_get (RDMA READ rendezvous): btl_pvrdma_rdma_read and
+     *  the device can (profile.rdma_read_ok says only the latter) */
+    bool pml_get;
+    /** 64-bit fetch-and-add and compare-and-swap offered (btl_atomic_*)
+     *  through the one-sided module @p osc: the device has them, READs
+     *  (same initiator depth, max_rd_atomic) and WRITEs */
     bool atomics_ok;
+    struct mca_btl_pvrdma_osc_module_t *osc;  /**< btl_pvrdma_osc.c; NULL: none */
     struct ibv_mr *atomic_scratch_mr; /**< where non-fetching atomics put
                                            the value nobody reads */
     size_t frag_size;        /**< header + max(eager_limit, max_send_size) */
@@ -252,6 +256,17 @@ int mca_btl_pvrdma_srq_refill_batched(mca_btl_pvrdma_module_t *module);
 
 /* btl_pvrdma_module.c */
 int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module);
+/** @brief btl_add_procs for one user of the endpoints
+ *  (MCA_BTL_PVRDMA_EP_USER_PML: handles are the endpoints, this process is
+ *  left to btl/self; _OSC: the one-sided module's handles, this process
+ *  too, through a loopback QP). */
+int mca_btl_pvrdma_add_peers(mca_btl_pvrdma_module_t *module, uint8_t user, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                             opal_bitmap_t *reachable);
+/** @brief @p user no longer uses @p ep (NULL: nothing); the last user's
+ *  delete closes it. */
+void mca_btl_pvrdma_del_peer(mca_btl_pvrdma_module_t *module, uint8_t user,
+                             struct mca_btl_base_endpoint_t *ep);
 int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl);
 mca_btl_base_registration_handle_t *
 mca_btl_pvrdma_register_mem(struct mca_btl_base_module_t *btl,

@@ -4,7 +4,9 @@
  * @file btl_pvrdma_atomic.c
  * @brief Network atomics for osc rdma: 64-bit fetch-and-add and
  *        compare-and-swap, the two operations verbs has (IBV_WR_ATOMIC_*),
- *        offered only where the device reports atomic_cap (module->atomics_ok).
+ *        offered only where the device reports atomic_cap (module->atomics_ok),
+ *        through the one-sided module (btl_pvrdma_osc.c): @p btl and
+ *        @p endpoint here are that module and its handles.
  *        Everything else (32-bit, other operations) is refused, so osc rdma
  *        builds it from these under its own locks; nothing here is a
  *        read-modify-write done by the CPU.
@@ -21,6 +23,7 @@
 #include "btl_pvrdma_atomic.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
+#include "btl_pvrdma_osc.h"
 #include "btl_pvrdma_rdma.h"
 
 /** One atomic WR: fetched value into @p local (8 bytes, @p lkey). */
@@ -41,6 +44,7 @@ static int pvrdma_atomic(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoin
         return OPAL_ERR_OUT_OF_RESOURCE;
     }
     frag->kind = MCA_BTL_PVRDMA_FRAG_RDMA;
+    frag->rdma_osc = true;
     frag->endpoint = ep;
     frag->callback = false;
     frag->sge.addr = (uintptr_t) local;
@@ -77,13 +81,14 @@ int mca_btl_pvrdma_atomic_fop(struct mca_btl_base_module_t *btl,
                               mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                               void *cbdata)
 {
-    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_btl_pvrdma_module_t *module = mca_btl_pvrdma_osc_main(btl);
+    mca_btl_pvrdma_endpoint_t *ep = mca_btl_pvrdma_osc_endpoint(endpoint);
 
     (void) order;
     if (OPAL_UNLIKELY(!supported(module, flags) || MCA_BTL_ATOMIC_ADD != op)) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    return pvrdma_atomic(module, endpoint, IBV_WR_ATOMIC_FETCH_AND_ADD, local_address,
+    return pvrdma_atomic(module, ep, IBV_WR_ATOMIC_FETCH_AND_ADD, local_address,
                          local_handle->lkey, local_handle, remote_address, remote_handle->rkey,
                          operand, 0, cbfunc, cbcontext, cbdata);
 }
@@ -95,7 +100,8 @@ int mca_btl_pvrdma_atomic_op(struct mca_btl_base_module_t *btl,
                              mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                              void *cbdata)
 {
-    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_btl_pvrdma_module_t *module = mca_btl_pvrdma_osc_main(btl);
+    mca_btl_pvrdma_endpoint_t *ep = mca_btl_pvrdma_osc_endpoint(endpoint);
     struct ibv_mr *scratch = module->atomic_scratch_mr;
 
     (void) order;
@@ -105,7 +111,7 @@ int mca_btl_pvrdma_atomic_op(struct mca_btl_base_module_t *btl,
     }
     /* verbs always fetches: the old value lands in a scratch word that
      * every non-fetching atomic of this module shares (nobody reads it) */
-    return pvrdma_atomic(module, endpoint, IBV_WR_ATOMIC_FETCH_AND_ADD, scratch->addr,
+    return pvrdma_atomic(module, ep, IBV_WR_ATOMIC_FETCH_AND_ADD, scratch->addr,
                          scratch->lkey, NULL, remote_address, remote_handle->rkey, operand, 0,
                          cbfunc, cbcontext, cbdata);
 }
@@ -119,13 +125,14 @@ int mca_btl_pvrdma_atomic_cswap(struct mca_btl_base_module_t *btl,
                                 mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                                 void *cbdata)
 {
-    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    mca_btl_pvrdma_module_t *module = mca_btl_pvrdma_osc_main(btl);
+    mca_btl_pvrdma_endpoint_t *ep = mca_btl_pvrdma_osc_endpoint(endpoint);
 
     (void) order;
     if (OPAL_UNLIKELY(!supported(module, flags))) {
         return OPAL_ERR_NOT_SUPPORTED;
     }
-    return pvrdma_atomic(module, endpoint, IBV_WR_ATOMIC_CMP_AND_SWP, local_address,
+    return pvrdma_atomic(module, ep, IBV_WR_ATOMIC_CMP_AND_SWP, local_address,
                          local_handle->lkey, local_handle, remote_address, remote_handle->rkey,
                          compare, value, cbfunc, cbcontext, cbdata);
 }

@@ -14,6 +14,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_osc.h"
 #include "btl_pvrdma_error.h"
 
 static int pvrdma_component_register(void);
@@ -136,7 +137,9 @@ static int pvrdma_component_register(void)
     c->rdma_read = MCA_BTL_PVRDMA_TRI_OFF;
     reg_int("rdma_read", "Offer RDMA READ (btl_get) to the PML: off (the rendezvous "
             "uses RDMA WRITE, btl_put), auto (READ when the device has "
-            "max_qp_rd_atom > 0), on (require READ). Default: off", tri_enum,
+            "max_qp_rd_atom > 0), on (require READ). One-sided MPI (osc rdma) gets "
+            "READ through the BTL's one-sided module wherever the device has "
+            "atomics, whatever this says. Default: off", tri_enum,
             OPAL_INFO_LVL_4, &c->rdma_read);
     /* A probe, not trust: QEMU's pvrdma device model turns WRITEs into
      * SENDs (see common/rdma_probe.c); there only send/recv carries data. */
@@ -147,14 +150,16 @@ static int pvrdma_component_register(void)
             "WRITE without the check), off (never: send/recv copies, or RDMA READ "
             "when btl_pvrdma_rdma_read allows). Default: auto", tri_enum,
             OPAL_INFO_LVL_4, &c->rdma_write);
-    /* Only osc rdma uses them, and it also needs btl_get: so atomics are
-     * offered where the device has them and READ is offered too.  Real
-     * ESXi PVRDMA devices and QEMU's model report no atomics. */
+    /* Only osc rdma uses them, with btl_put and btl_get: a second module,
+     * for osc rdma only, offers all three (btl_pvrdma_osc.c).  Real ESXi
+     * PVRDMA devices and QEMU's model report no atomics. */
     c->atomics = MCA_BTL_PVRDMA_TRI_AUTO;
     reg_int("atomics", "Offer 64-bit network atomics (fetch-and-add, compare-and-swap) "
-            "to one-sided MPI (osc rdma): auto (when the device reports atomic_cap "
-            "and btl_pvrdma_rdma_read offers RDMA READ), on (require them), off. "
-            "Without them osc pt2pt serves one-sided MPI over this BTL. Default: auto",
+            "with RDMA WRITE and READ to one-sided MPI (osc rdma), through a second "
+            "module that point-to-point never uses: auto (when the device reports "
+            "atomic_cap and can initiate RDMA READs and WRITEs), on (require them), "
+            "off. Without them osc pt2pt serves one-sided MPI over this BTL. "
+            "Default: auto",
             tri_enum, OPAL_INFO_LVL_4, &c->atomics);
     /* before Linux 5.13 a fork() corrupts registered memory (common/fork.c) */
     c->fork_init = MCA_BTL_PVRDMA_TRI_AUTO;
@@ -331,7 +336,7 @@ static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
     }
 
     module = malloc(sizeof(*module));
-    btls = malloc(sizeof(*btls));
+    btls = malloc(2 * sizeof(*btls));   /* the main and the one-sided module */
     if (NULL == module || NULL == btls) {
         free(module);
         free(btls);
@@ -350,6 +355,18 @@ static mca_btl_base_module_t **pvrdma_component_init(int *num_btls,
     mca_btl_pvrdma_component.module_count = 1;
     btls[0] = &module->super;
     *num_btls = 1;
+    /* where the device has atomics: the one-sided module for osc rdma */
+    if (module->atomics_ok) {
+        mca_btl_pvrdma_osc_module_t *osc = mca_btl_pvrdma_osc_module_create(module);
+
+        if (NULL != osc) {
+            btls[1] = &osc->super;
+            *num_btls = 2;
+        } else {
+            MCA_BTL_PVRDMA_VERBOSE(1, "out of memory for the one-sided module: one-sided MPI "
+                                   "falls back to osc pt2pt");
+        }
+    }
     return btls;
 }
 

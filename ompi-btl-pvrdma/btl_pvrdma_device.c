@@ -122,7 +122,12 @@ static int compute_profile(mca_btl_pvrdma_module_t *module)
     req.cq_depth = c->cq_depth > 0 ? c->cq_depth : 8192;
     req.mtu = c->mtu;
     req.max_msg_size = (int64_t) c->max_msg_size;
-    req.rdma_read = c->rdma_read;
+    /* READ resources on the QPs (max_rd_atomic) also when only osc rdma
+     * would use them: atomics share that depth, and osc rdma needs
+     * btl_get; only where the device has atomics (PVRDMA: none) */
+    req.rdma_read = (MCA_BTL_PVRDMA_TRI_OFF == c->rdma_read && MCA_BTL_PVRDMA_TRI_OFF != c->atomics &&
+                     IBV_ATOMIC_NONE != module->port.dev_attr.atomic_cap)
+                        ? MCA_BTL_PVRDMA_TRI_AUTO : c->rdma_read;
     req.max_rd_atomic = c->max_rd_atomic;
 
     rc = pvrdma_common_profile_compute(&module->port.dev_attr, &module->port.port_attr,
@@ -146,11 +151,12 @@ static int compute_profile(mca_btl_pvrdma_module_t *module)
                        module->port.dev_attr.max_qp_init_rd_atom);
         return OPAL_ERR_NOT_AVAILABLE;
     }
+    module->pml_get = module->profile.rdma_read_ok && MCA_BTL_PVRDMA_TRI_OFF != c->rdma_read;
     if (pvrdma_common_profile_clamped_str(&module->profile, clamped, sizeof(clamped)) > 0) {
         MCA_BTL_PVRDMA_VERBOSE(1, "reduced to the limits of %s: %s", module->port.dev_name, clamped);
     }
     MCA_BTL_PVRDMA_VERBOSE(5, "profile of %s:%d%s: sq %u rq %u sge %u/%u inline %u srq %s(%u) cq %u "
-                   "mtu %u max_msg %llu rdma_read %s",
+                   "mtu %u max_msg %llu rdma_read %s (ob1 %s)",
                    module->port.dev_name, module->port.port_num,
                    module->port.is_pvrdma ? " (PVRDMA)" : "", module->profile.max_send_wr,
                    module->profile.max_recv_wr, module->profile.send_sge,
@@ -158,7 +164,7 @@ static int compute_profile(mca_btl_pvrdma_module_t *module)
                    module->profile.use_srq ? "on" : "off", module->profile.srq_depth,
                    module->profile.cq_depth, module->profile.mtu_bytes,
                    (unsigned long long) module->profile.max_msg_size,
-                   module->profile.rdma_read_ok ? "yes" : "no");
+                   module->profile.rdma_read_ok ? "yes" : "no", module->pml_get ? "yes" : "no");
     return OPAL_SUCCESS;
 }
 
@@ -185,9 +191,10 @@ static void choose_rdma_write(mca_btl_pvrdma_module_t *module)
                            "; large messages use send/recv copies");
 }
 
-/** Network atomics for osc rdma (btl_pvrdma_atomics): they need the
- *  device's atomic_cap and the READ initiator depth (max_rd_atomic, which
- *  the profile grants only when READ is offered). */
+/** Network atomics for osc rdma (btl_pvrdma_atomics), offered through the
+ *  one-sided module: they need the device's atomic_cap, the READ initiator
+ *  depth (max_rd_atomic) and, as osc rdma needs btl_get and btl_put
+ *  beside them, READs and WRITEs. */
 static int choose_atomics(mca_btl_pvrdma_module_t *module)
 {
     int mode = mca_btl_pvrdma_component.atomics;
@@ -197,8 +204,9 @@ static int choose_atomics(mca_btl_pvrdma_module_t *module)
         missing = "the device reports atomic_cap ATOMIC_NONE (as real ESXi PVRDMA devices "
                   "and QEMU's model do)";
     } else if (!module->profile.rdma_read_ok || 0 == module->profile.max_rd_atomic) {
-        missing = "RDMA READ is not offered (btl_pvrdma_rdma_read off, or the device cannot "
-                  "initiate READs), and osc rdma needs btl_get beside the atomics";
+        missing = "the device cannot initiate RDMA READs (max_qp_rd_atom or max_qp_init_rd_atom "
+                  "is 0, or btl_pvrdma_max_rd_atomic 0), which the atomics need, and osc rdma "
+                  "needs btl_get beside them";
     } else if (!module->rdma_write_ok) {
         missing = "RDMA WRITE does not land on this device, and osc rdma needs btl_put";
     }

@@ -28,6 +28,8 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->module = NULL;
     ep->proc = NULL;
     ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+    ep->users = 0;
+    ep->osc.ep = ep;
     ep->cm_ah = NULL;
     ep->cm_tries = 0;
     ep->qp = NULL;

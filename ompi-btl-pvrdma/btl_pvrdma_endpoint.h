@@ -23,11 +23,28 @@ enum {
     MCA_BTL_PVRDMA_EP_FAILED
 };
 
+/** Modules that added a peer (endpoint->users): the endpoint is closed
+ *  when the last of them deletes it. */
+enum {
+    MCA_BTL_PVRDMA_EP_USER_PML = 1,  /**< the main module (ob1) */
+    MCA_BTL_PVRDMA_EP_USER_OSC = 2   /**< the one-sided module (osc rdma) */
+};
+
+/** What the one-sided module (btl_pvrdma_osc.c) hands the BML for a peer:
+ *  an address of its own, not the endpoint's, because ob1 uses an
+ *  RDMA-capable BTL for point-to-point only when that endpoint is also one
+ *  of the peer's eager (send) endpoints. */
+struct mca_btl_pvrdma_osc_handle {
+    struct mca_btl_base_endpoint_t *ep;
+};
+
 struct mca_btl_base_endpoint_t {
     opal_list_item_t super;
     mca_btl_pvrdma_module_t *module;
     opal_proc_t *proc;
     int state;
+    uint8_t users;           /**< MCA_BTL_PVRDMA_EP_USER_* that added the peer */
+    struct mca_btl_pvrdma_osc_handle osc;  /**< the one-sided module's handle */
 
     /* connection manager */
     struct pvrdma_common_addr_info peer_cm;  /**< peer's UD CM address (modex) */

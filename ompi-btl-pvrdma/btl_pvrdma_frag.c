@@ -18,6 +18,7 @@
 #include "btl_pvrdma.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_frag.h"
+#include "btl_pvrdma_osc.h"
 
 static void frag_construct(mca_btl_pvrdma_frag_t *frag)
 {
@@ -29,6 +30,7 @@ static void frag_construct(mca_btl_pvrdma_frag_t *frag)
     frag->base.des_segments = &frag->segment;
     frag->base.des_segment_count = 1;
     frag->rdma_cbfunc = NULL;
+    frag->rdma_osc = false;
 }
 
 OBJ_CLASS_INSTANCE(mca_btl_pvrdma_frag_t, mca_btl_base_descriptor_t, frag_construct, NULL);
@@ -277,9 +279,14 @@ void mca_btl_pvrdma_done_run(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_don
         next = frag->done_next;   /* the callback may free and reuse frag */
         if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
             if (NULL != frag->rdma_cbfunc) {
-                frag->rdma_cbfunc(&module->super, frag->endpoint, frag->local_address,
-                                  frag->local_handle, frag->rdma_cbcontext,
-                                  frag->rdma_cbdata, frag->done_status);
+                /* to the module and endpoint handle the caller used */
+                bool osc = frag->rdma_osc && NULL != module->osc;
+
+                frag->rdma_cbfunc(osc ? &module->osc->super : &module->super,
+                                  osc ? mca_btl_pvrdma_osc_handle(frag->endpoint)
+                                      : frag->endpoint,
+                                  frag->local_address, frag->local_handle,
+                                  frag->rdma_cbcontext, frag->rdma_cbdata, frag->done_status);
             }
             mca_btl_pvrdma_frag_return(frag);
             continue;

@@ -50,6 +50,7 @@ typedef struct mca_btl_pvrdma_frag_t {
     } wr;
 
     /* RDMA operations */
+    bool rdma_osc;     /**< report through the one-sided module and its handle */
     mca_btl_base_rdma_completion_fn_t rdma_cbfunc;
     void *rdma_cbcontext;
     void *rdma_cbdata;

@@ -23,36 +23,37 @@
 #include "btl_pvrdma_error.h"
 #include "btl_pvrdma_frag.h"
 #include "btl_pvrdma_atomic.h"
+#include "btl_pvrdma_osc.h"
 #include "btl_pvrdma_rdma.h"
 
 /** Smallest eager/send size accepted: ob1's largest header plus room. */
 #define MCA_BTL_PVRDMA_MIN_EAGER 128
 
-static int pvrdma_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
-                            opal_bitmap_t *reachable)
+int mca_btl_pvrdma_add_peers(mca_btl_pvrdma_module_t *module, uint8_t user, size_t nprocs,
+                             struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                             opal_bitmap_t *reachable)
 {
-    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
-
     for (size_t i = 0; i < nprocs; ++i) {
         mca_btl_pvrdma_endpoint_t *ep;
 
         /* btl/self carries messages to ourselves; but osc rdma also runs
          * the atomics on its own window through the BTL (ours are not
-         * atomic with the CPU's), so with atomics a loopback QP reaches
-         * this process too (BML lists it for RDMA only: btl/self stays
-         * the one that sends) */
+         * atomic with the CPU's), so the one-sided module reaches this
+         * process through a loopback QP */
         if (0 == opal_compare_proc(procs[i]->proc_name, OPAL_PROC_MY_NAME) &&
-            !module->atomics_ok) {
+            MCA_BTL_PVRDMA_EP_USER_OSC != user) {
             continue;
         }
         OPAL_THREAD_LOCK(&module->lock);
         ep = mca_btl_pvrdma_endpoint_get(module, procs[i]);
+        if (NULL != ep) {
+            ep->users |= user;
+        }
         OPAL_THREAD_UNLOCK(&module->lock);
         if (NULL == ep) {
             continue; /* not reachable over this port (already explained) */
         }
-        peers[i] = ep;
+        peers[i] = (MCA_BTL_PVRDMA_EP_USER_OSC == user) ? mca_btl_pvrdma_osc_handle(ep) : ep;
         if (NULL != reachable) {
             opal_bitmap_set_bit(reachable, (int) i);
         }
@@ -60,20 +61,19 @@ static int pvrdma_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
     return OPAL_SUCCESS;
 }
 
-static int pvrdma_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
-                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+void mca_btl_pvrdma_del_peer(mca_btl_pvrdma_module_t *module, uint8_t user,
+                             mca_btl_pvrdma_endpoint_t *ep)
 {
-    mca_btl_pvrdma_module_t *module = (mca_btl_pvrdma_module_t *) btl;
+    uint64_t key;
 
-    (void) procs;
+    if (NULL == ep) {
+        return;
+    }
     OPAL_THREAD_LOCK(&module->lock);
-    for (size_t i = 0; i < nprocs; ++i) {
-        mca_btl_pvrdma_endpoint_t *ep = peers[i];
-        uint64_t key;
-
-        if (NULL == ep) {
-            continue;
-        }
+    /* the BML deletes a module's peer it does not use (a same-host peer
+     * that vader sends to): the other module may still use the endpoint */
+    ep->users &= (uint8_t) ~user;
+    if (0 == ep->users) {
         memcpy(&key, &ep->proc->proc_name, sizeof(key));
         (void) opal_hash_table_remove_value_uint64(&module->proc_to_ep, key);
         opal_list_remove_item(&module->endpoints, &ep->super);
@@ -81,6 +81,24 @@ static int pvrdma_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
         OBJ_RELEASE(ep);
     }
     OPAL_THREAD_UNLOCK(&module->lock);
+}
+
+static int pvrdma_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers,
+                            opal_bitmap_t *reachable)
+{
+    return mca_btl_pvrdma_add_peers((mca_btl_pvrdma_module_t *) btl, MCA_BTL_PVRDMA_EP_USER_PML,
+                                    nprocs, procs, peers, reachable);
+}
+
+static int pvrdma_del_procs(struct mca_btl_base_module_t *btl, size_t nprocs,
+                            struct opal_proc_t **procs, struct mca_btl_base_endpoint_t **peers)
+{
+    (void) procs;
+    for (size_t i = 0; i < nprocs; ++i) {
+        mca_btl_pvrdma_del_peer((mca_btl_pvrdma_module_t *) btl, MCA_BTL_PVRDMA_EP_USER_PML,
+                                peers[i]);
+    }
     return OPAL_SUCCESS;
 }
 
@@ -255,9 +273,10 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
     if (m->btl_rdma_pipeline_frag_size > module->profile.max_msg_size) {
         m->btl_rdma_pipeline_frag_size = module->profile.max_msg_size;
     }
-    if (!module->profile.rdma_read_ok) {
-        /* No RDMA READ initiator (PVRDMA with max_qp_rd_atom 0): ob1 then
-         * runs the rendezvous with RDMA WRITE (btl_put). */
+    if (!module->pml_get) {
+        /* READ not offered to ob1 (btl_pvrdma_rdma_read off, or PVRDMA
+         * with max_qp_rd_atom 0): ob1 then runs the rendezvous with RDMA
+         * WRITE (btl_put).  osc rdma gets READ from the one-sided module. */
         m->btl_flags &= ~MCA_BTL_FLAGS_GET;
         m->btl_get_limit = 0;
     }
@@ -267,17 +286,9 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
         m->btl_flags &= ~MCA_BTL_FLAGS_PUT;
         m->btl_put_limit = 0;
     }
-    if (module->atomics_ok) {
-        /* osc rdma takes a BTL with PUT, GET and fetching atomics that can
-         * add (its locks and counters) and compare-and-swap; the rest it
-         * builds from those.  Not GLOB: the device's atomics are not atomic
-         * with the CPU's. */
-        m->btl_flags |= MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS;
-        m->btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP;
-    } else {
-        m->btl_flags &= ~(MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS);
-        m->btl_atomic_flags = 0;
-    }
+    /* atomics only through the one-sided module (btl_pvrdma_osc.c) */
+    m->btl_flags &= ~(MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS);
+    m->btl_atomic_flags = 0;
     m->btl_registration_handle_size = sizeof(mca_btl_base_registration_handle_t);
     return OPAL_SUCCESS;
 }
@@ -333,7 +344,7 @@ static int init_memory(mca_btl_pvrdma_module_t *module)
 /* How the rendezvous moves large messages (for the verbose "using" line). */
 static const char *rdma_mode_str(const mca_btl_pvrdma_module_t *module)
 {
-    if (module->profile.rdma_read_ok) {
+    if (module->pml_get) {
         return module->rdma_write_ok ? "read+write" : "read only";
     }
     return module->rdma_write_ok ? "write only" : "none (send/recv copies)";
@@ -489,6 +500,9 @@ int mca_btl_pvrdma_finalize(struct mca_btl_base_module_t *btl)
     }
 
     (void) pvrdma_module_teardown(module);
+    if (NULL != module->osc) {
+        module->osc->main = NULL;   /* finalized after us: frees only itself */
+    }
     for (int i = 0; i < c->module_count; ++i) {
         if (c->modules[i] == module) {
             c->modules[i] = NULL;
@@ -518,8 +532,5 @@ mca_btl_pvrdma_module_t mca_btl_pvrdma_module_template = {
         .btl_deregister_mem = mca_btl_pvrdma_deregister_mem,
         .btl_register_error = pvrdma_register_error,
         .btl_flush = mca_btl_pvrdma_flush,
-        .btl_atomic_op = mca_btl_pvrdma_atomic_op,
-        .btl_atomic_fop = mca_btl_pvrdma_atomic_fop,
-        .btl_atomic_cswap = mca_btl_pvrdma_atomic_cswap,
     },
 };

@@ -3,8 +3,9 @@
 /**
  * @file btl_pvrdma_rdma.c
  * @brief Rendezvous data movement: btl_put (RDMA WRITE), btl_get (RDMA
- *        READ, only offered when the device can initiate READs) and
- *        btl_flush.  Transfers above the device's largest message or
+ *        READ, offered to ob1 only with btl_pvrdma_rdma_read, to osc rdma
+ *        through the one-sided module wherever the device can initiate
+ *        READs) and btl_flush.  Transfers above the device's largest message or
  *        registration are split into several WRs posted as one list.
  */
 #include "opal_config.h"
@@ -41,11 +42,12 @@ int mca_btl_pvrdma_rdma_post(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_end
     return rc;
 }
 
-static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
-                       enum ibv_wr_opcode opcode, void *local_address, uint64_t remote_address,
-                       mca_btl_base_registration_handle_t *local_handle,
-                       mca_btl_base_registration_handle_t *remote_handle, size_t size,
-                       mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext, void *cbdata)
+int mca_btl_pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                        enum ibv_wr_opcode opcode, void *local_address, uint64_t remote_address,
+                        mca_btl_base_registration_handle_t *local_handle,
+                        mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                        bool osc, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                        void *cbdata)
 {
     uint64_t chunk = module->profile.max_msg_size;
     uint64_t count = pvrdma_common_frag_count(size, chunk);
@@ -86,6 +88,7 @@ static int pvrdma_rdma(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_
         frag->wr.send.opcode = opcode;
         frag->wr.send.wr.rdma.remote_addr = remote_address + off;
         frag->wr.send.wr.rdma.rkey = remote_handle->rkey;
+        frag->rdma_osc = osc;
         /* only the last piece reports to the caller */
         frag->rdma_cbfunc = (i + 1 == count) ? cbfunc : NULL;
         frag->rdma_cbcontext = cbcontext;
@@ -115,9 +118,9 @@ int mca_btl_pvrdma_put(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (OPAL_UNLIKELY(!((mca_btl_pvrdma_module_t *) btl)->rdma_write_ok)) {
         return OPAL_ERR_NOT_AVAILABLE; /* WRITEs do not land on this device */
     }
-    return pvrdma_rdma((mca_btl_pvrdma_module_t *) btl, endpoint, IBV_WR_RDMA_WRITE,
-                       local_address, remote_address, local_handle, remote_handle, size, cbfunc,
-                       cbcontext, cbdata);
+    return mca_btl_pvrdma_rdma((mca_btl_pvrdma_module_t *) btl, endpoint, IBV_WR_RDMA_WRITE,
+                               local_address, remote_address, local_handle, remote_handle, size,
+                               false, cbfunc, cbcontext, cbdata);
 }
 
 int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_endpoint_t *endpoint,
@@ -134,8 +137,9 @@ int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
     if (OPAL_UNLIKELY(!module->profile.rdma_read_ok)) {
         return OPAL_ERR_NOT_AVAILABLE; /* device cannot initiate RDMA READ */
     }
-    return pvrdma_rdma(module, endpoint, IBV_WR_RDMA_READ, local_address, remote_address,
-                       local_handle, remote_handle, size, cbfunc, cbcontext, cbdata);
+    return mca_btl_pvrdma_rdma(module, endpoint, IBV_WR_RDMA_READ, local_address, remote_address,
+                               local_handle, remote_handle, size, false, cbfunc, cbcontext,
+                               cbdata);
 }
 
 void mca_btl_pvrdma_rdma_done(mca_btl_pvrdma_frag_t *frag, int status,

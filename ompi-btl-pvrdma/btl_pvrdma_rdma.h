@@ -26,6 +26,16 @@ int mca_btl_pvrdma_get(struct mca_btl_base_module_t *btl, struct mca_btl_base_en
                        int order, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
                        void *cbdata);
 
+/** @brief One RDMA WRITE or READ of @p size bytes (split into WRs of at
+ *  most max_msg_size, posted as one list); @p osc: it came through the
+ *  one-sided module, whose handle the completion reports. */
+int mca_btl_pvrdma_rdma(mca_btl_pvrdma_module_t *module, struct mca_btl_base_endpoint_t *ep,
+                        enum ibv_wr_opcode opcode, void *local_address, uint64_t remote_address,
+                        mca_btl_base_registration_handle_t *local_handle,
+                        mca_btl_base_registration_handle_t *remote_handle, size_t size,
+                        bool osc, mca_btl_base_rdma_completion_fn_t cbfunc, void *cbcontext,
+                        void *cbdata);
+
 /** @brief Post the RDMA or atomic WRs @p list (one operation, its last WR
  *  reports to the caller) on @p ep now, or queue them in order behind
  *  what waits there (connecting, or a full send queue). */

@@ -31,10 +31,10 @@ row() {
     done
     echo "| $name | $osc |$cells" >>"$RES"
 }
-row "btl pvrdma (READ offered)" "rdma" --mca pml ob1 --mca btl pvrdma,self \
-    --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" --mca btl_pvrdma_rdma_read auto
-row "btl pvrdma (defaults)" "pt2pt" --mca pml ob1 --mca btl pvrdma,self \
+row "btl pvrdma (defaults: one-sided module)" "rdma" --mca pml ob1 --mca btl pvrdma,self \
     --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES"
+row "btl pvrdma, btl_pvrdma_atomics off" "pt2pt" --mca pml ob1 --mca btl pvrdma,self \
+    --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" --mca btl_pvrdma_atomics off
 row "pml ucx, UCX_TLS=pvrdma" "ucx" "${UCX_OURS[@]}"
 row "pml ucx, stock rc_verbs,ud_verbs" "ucx" "${UCX_STOCK[@]}"
 row "btl tcp" "pt2pt" --mca pml ob1 --mca btl tcp,self --mca osc pt2pt

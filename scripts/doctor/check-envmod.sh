@@ -99,8 +99,9 @@ check_envmod_ucx() {
 
 # check_one_sided DEV: which osc component serves MPI windows on each path.
 # osc rdma over btl pvrdma needs the device's atomics and RDMA READ (the
-# BTL offers them together); otherwise osc pt2pt does the work at the
-# target, which Open MPI 4.1 refuses under MPI_THREAD_MULTIPLE.
+# BTL's one-sided module offers them together, by default); otherwise osc
+# pt2pt does the work at the target, which Open MPI 4.1 refuses under
+# MPI_THREAD_MULTIPLE.
 check_one_sided() {
     local dev=$1 name="one-sided MPI ($1)" f=$MODULEFILES/btl info atomic rd conf btlpath
     info=$(ibv_devinfo -v -d "$dev" 2>/dev/null)
@@ -113,7 +114,7 @@ check_one_sided() {
         return
     fi
     if [ -n "$atomic" ] && [ "$atomic" != ATOMIC_NONE ] && [ "${rd:-0}" -gt 0 ]; then
-        btlpath="osc rdma over btl pvrdma when btl_pvrdma_rdma_read is auto (device atomics $atomic, max_qp_rd_atom $rd); with the default rdma_read off: osc pt2pt"
+        btlpath="osc rdma over btl pvrdma's one-sided module (device atomics $atomic, max_qp_rd_atom $rd; point-to-point keeps the WRITE rendezvous); with btl_pvrdma_atomics off: osc pt2pt"
     else
         btlpath="osc pt2pt over btl pvrdma (device atomic_cap ${atomic:-unknown}, max_qp_rd_atom ${rd:-unknown}: no network atomics for osc rdma)"
     fi

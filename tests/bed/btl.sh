@@ -174,8 +174,10 @@ fi
 # mpi_check osc (put, get, accumulate, fetch-and-op on integers and doubles, compare-and-swap,
 # get-accumulate; fence, PSCW, lock/unlock, lock_all with flush and
 # flush_local; 0 B to 4 MiB; the first epoch to peers nobody has contacted).
-# rxe has atomics: with RDMA READ offered, osc rdma runs over this BTL (its
-# atomics count proves it); with the defaults (READ off) osc pt2pt does.
+# rxe has atomics: with the defaults osc rdma runs over this BTL's one-sided
+# module (its atomics count proves it) while ob1 keeps the WRITE rendezvous
+# (section 2x1 proves that from the READ count, 0); with
+# btl_pvrdma_atomics off osc pt2pt does.
 # osc_one_sided NAME NP MPIRUN-ARGS... [-- MPI_CHECK-ARGS...]: run mpi_check
 # osc with the package's parameter file
 osc_one_sided() {
@@ -209,19 +211,23 @@ if want osc && ibv_devinfo -v 2>/dev/null | grep -q 'atomic_cap:.*ATOMIC_NONE'; 
 osc pt2pt" "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" --mca btl_pvrdma_atomics on \
         "$MPI_TESTS/mpi_check" --quick p2p
 elif want osc; then
-    osc_one_sided "btl 2x2 one-sided, osc rdma" 4 --mca btl_pvrdma_rdma_read auto
+    osc_one_sided "btl 2x2 one-sided, osc rdma" 4
     osc_atomics_used "btl 2x2 one-sided, osc rdma" 4
+    log=$(log_name "btl 2x2 one-sided, osc rdma")
+    n=$(grep -cE 'btl:pvrdma: using .*RDMA write only' "$log")
+    [ "$n" = 4 ] && pass "btl 2x2 one-sided, osc rdma: ob1 was offered no READ (RDMA write only) on all 4 ranks" ||
+        fail "btl 2x2 one-sided, osc rdma: ob1 on the WRITE rendezvous" "$n of 4 ranks say 'RDMA write only' (log: $log)"
 fi
 if want osc; then
     # osc pt2pt is upstream's own path (sends through this BTL, which every
     # other section tests): up to 256 KiB
-    osc_one_sided "btl 2x2 one-sided, defaults (osc pt2pt)" 4 --mca osc_base_verbose 100 \
-        -- --max-size "${BTL_OSC_MAX:-262144}"
-    log=$(log_name "btl 2x2 one-sided, defaults (osc pt2pt)")
+    osc_one_sided "btl 2x2 one-sided, atomics off (osc pt2pt)" 4 --mca osc_base_verbose 100 \
+        --mca btl_pvrdma_atomics off -- --max-size "${BTL_OSC_MAX:-262144}"
+    log=$(log_name "btl 2x2 one-sided, atomics off (osc pt2pt)")
     if grep -q 'pt2pt component destroying window' "$log" && ! grep -q 'btl:pvrdma: atomics on' "$log"; then
-        pass "btl 2x2 one-sided, defaults: osc pt2pt served the windows (no network atomics offered)"
+        pass "btl 2x2 one-sided, atomics off: osc pt2pt served the windows (no network atomics offered)"
     else
-        fail "btl 2x2 one-sided, defaults: osc pt2pt served the windows" "no 'pt2pt component destroying window' line, or atomics were offered (log: $log)"
+        fail "btl 2x2 one-sided, atomics off: osc pt2pt served the windows" "no 'pt2pt component destroying window' line, or atomics were offered (log: $log)"
     fi
 fi
 
@@ -235,8 +241,7 @@ elif want 4x2; then
         alltoall alltoallv bcast dtype ssend
     # 0..64 KiB: at 8 ranks on four 1-vCPU emulated guests osc rdma's
     # lock-get-put accumulates took ~150 s per case at 1 MiB
-    osc_one_sided "btl 4x2 one-sided, osc rdma" 8 --mca btl_pvrdma_rdma_read auto -- \
-        --max-size 65536
+    osc_one_sided "btl 4x2 one-sided, osc rdma" 8 -- --max-size 65536
     osc_atomics_used "btl 4x2 one-sided, osc rdma" 8
 fi
 
