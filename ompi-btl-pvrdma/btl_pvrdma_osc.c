@@ -9,7 +9,7 @@
  * Why a second module: osc rdma takes a BTL only if it offers PUT, GET and
  * atomics, and ob1 runs every rendezvous through a BTL that offers GET as
  * an RDMA READ (RGET), which is what PVRDMA and SoftRoCE do worst (the
- * bed's 1 MiB ping-pong: 2-3 MB/s by READ, 16-18 by WRITE; docs/benchmarks.md).
+ * bed's 1 MiB ping-pong: 2-3 MB/s by READ, 16-18 by WRITE; docs/results/2026-11-23-mpi-and-uct.md).
  * Open MPI's BML lists a module that does not send only in a peer's RDMA
  * list, and ob1 uses an RDMA module for point-to-point only when its
  * endpoint is also one of the peer's send endpoints (pml_ob1_rdma.c:
