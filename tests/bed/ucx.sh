@@ -136,7 +136,8 @@ tag_verify() {
 if want "ucp tag"; then
     mkdir -p "$(dirname "$TAGBIN")"
     cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$TAGBIN" \
-        "$HERE/tests/ucx/ucp_tag_check.c" -lucp -lucs >"$LOGDIR/ucp_tag_check.build" 2>&1 ||
+        "$HERE/tests/ucx/ucp_tag_check.c" "$HERE/tests/ucx/ucp_check_util.c" \
+        "$HERE/tests/ucx/ucp_check_burst.c" -lucp -lucs >"$LOGDIR/ucp_tag_check.build" 2>&1 ||
         fail "ucp tag: build tests/ucx/ucp_tag_check.c" "see $LOGDIR/ucp_tag_check.build"
 fi
 # PVRDMA's profile (no RDMA READ): rendezvous without READ, sizes 0..16 MiB
