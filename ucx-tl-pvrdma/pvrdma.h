@@ -647,6 +647,18 @@ ucs_status_t uct_pvrdma_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
                                     const void *header, unsigned header_length,
                                     const uct_iov_t *iov, size_t iovcnt,
                                     unsigned flags, uct_completion_t *comp);
+/* the same for a send/recv-only iface (uct_pvrdma_iface_use_sr_ops) */
+ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t hdr, const void *payload,
+                                       unsigned length);
+ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags);
+ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags, uct_completion_t *comp);
 
 /* pvrdma_rma.c */
 ucs_status_t uct_pvrdma_ep_put_short(uct_ep_h tl_ep, const void *buffer,
@@ -676,17 +688,6 @@ void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
                                   struct ibv_send_wr *wr, uint32_t count);
 ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_handle_credit_rx(uct_pvrdma_ep_t *ep, struct ibv_wc *wc);
-ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
-                                       uint64_t hdr, const void *payload,
-                                       unsigned length);
-ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                  uct_pack_callback_t pack_cb, void *arg,
-                                  unsigned flags);
-ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                       const void *header,
-                                       unsigned header_length,
-                                       const uct_iov_t *iov, size_t iovcnt,
-                                       unsigned flags, uct_completion_t *comp);
 
 /* pvrdma_ud.c */
 ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface);

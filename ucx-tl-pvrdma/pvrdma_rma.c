@@ -191,7 +191,16 @@ uct_pvrdma_ep_rdma_zcopy(uct_ep_h tl_ep, enum ibv_wr_opcode opcode,
     num_sge = uct_pvrdma_iov_to_sge(sge, iov, iovcnt, &length);
     status  = uct_pvrdma_ep_rdma_post(iface, ep, opcode, sge, num_sge, length,
                                       remote_addr, rkey, desc, comp != NULL);
-    return (status == UCS_OK) ? UCS_INPROGRESS : status;
+    if (status != UCS_OK) {
+        return status;
+    }
+    /* @p opcode is a constant at each caller: one of the two remains */
+    if (opcode == IBV_WR_RDMA_WRITE) {
+        UCT_TL_EP_STAT_OP(&ep->super, PUT, ZCOPY, length);
+    } else {
+        UCT_TL_EP_STAT_OP(&ep->super, GET, ZCOPY, length);
+    }
+    return UCS_INPROGRESS;
 }
 
 
@@ -201,16 +210,10 @@ ucs_status_t uct_pvrdma_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                uct_pvrdma_iface_t);
-    ucs_status_t status;
 
-    status = uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_WRITE, iov, iovcnt,
-                                      remote_addr, rkey, comp,
-                                      iface->config.max_put_zcopy,
-                                      "put_zcopy");
-    UCT_TL_EP_STAT_OP_IF_SUCCESS(status,
-                                 &ucs_derived_of(tl_ep, uct_pvrdma_ep_t)->super,
-                                 PUT, ZCOPY, uct_iov_total_length(iov, iovcnt));
-    return status;
+    return uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_WRITE, iov, iovcnt,
+                                    remote_addr, rkey, comp,
+                                    iface->config.max_put_zcopy, "put_zcopy");
 }
 
 
@@ -259,18 +262,11 @@ ucs_status_t uct_pvrdma_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
                                                uct_pvrdma_iface_t);
-    ucs_status_t status;
 
     if (!iface->profile.rdma_read_ok) {
         return UCS_ERR_UNSUPPORTED;
     }
-
-    status = uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_READ, iov, iovcnt,
-                                      remote_addr, rkey, comp,
-                                      iface->config.max_get_zcopy,
-                                      "get_zcopy");
-    UCT_TL_EP_STAT_OP_IF_SUCCESS(status,
-                                 &ucs_derived_of(tl_ep, uct_pvrdma_ep_t)->super,
-                                 GET, ZCOPY, uct_iov_total_length(iov, iovcnt));
-    return status;
+    return uct_pvrdma_ep_rdma_zcopy(tl_ep, IBV_WR_RDMA_READ, iov, iovcnt,
+                                    remote_addr, rkey, comp,
+                                    iface->config.max_get_zcopy, "get_zcopy");
 }

@@ -8,8 +8,9 @@
  * Only QEMU's PVRDMA device model needs it (it turns WRITEs into SENDs);
  * real PVRDMA and every other device use the WRITE path, which does not
  * branch on this mode.  In this mode (see "send/recv-only" in pvrdma.h):
- *  - the iface's ops are swapped for the ones here: AMs carry their id in
- *    a header (uct_pvrdma_am_hdr_t) in front of the payload instead of in
+ *  - the iface's ops are swapped (uct_pvrdma_iface_use_sr_ops) for the
+ *    send/recv-only variants of pvrdma_am.c: AMs carry their id in a
+ *    header (uct_pvrdma_am_hdr_t) in front of the payload instead of in
  *    immediate data, and with it what the immediate would carry: credits
  *    for the reverse connection (pvrdma_credit_imm.c), so that a
  *    request/reply exchange needs no credit SENDs of its own (a doorbell
@@ -23,144 +24,6 @@
  */
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
-
-#include <uct/base/uct_iov.inl>
-
-
-/* ----------------------------------------------------------------------- */
-/*  Active messages with the id in a header                                */
-/* ----------------------------------------------------------------------- */
-
-/* Write the header in front of the AM's bytes, with the credits the ep's
- * reverse channel owes (taken in @p credits_p, given back by
- * uct_pvrdma_ep_am_post if the post fails); returns where the bytes go. */
-static UCS_F_ALWAYS_INLINE void *
-uct_pvrdma_sr_am_hdr_fill(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc,
-                          uint8_t id, uint32_t *credits_p)
-{
-    uct_pvrdma_am_hdr_t *hdr = (uct_pvrdma_am_hdr_t*)(desc + 1);
-
-    hdr->am_id      = id;
-    hdr->magic      = UCT_PVRDMA_AM_HDR_MAGIC;
-    hdr->credit_imm = uct_pvrdma_ep_am_imm(ep, id, credits_p);
-    memset(hdr->reserved, 0, sizeof(hdr->reserved));
-    return hdr + 1;
-}
-
-
-ucs_status_t uct_pvrdma_ep_am_short_sr(uct_ep_h tl_ep, uint8_t id,
-                                       uint64_t hdr, const void *payload,
-                                       unsigned length)
-{
-    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
-    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
-                                               uct_pvrdma_iface_t);
-    uct_pvrdma_tx_desc_t *desc;
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    ucs_status_t status;
-    uint32_t credits;
-
-    UCT_CHECK_AM_ID(id);
-    UCT_CHECK_LENGTH(sizeof(hdr) + length, 0, iface->config.seg_size,
-                     "am_short");
-    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    uct_am_short_fill_data(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits),
-                           hdr, payload, length);
-    sge.addr      = (uintptr_t)(desc + 1);
-    sge.length    = sizeof(uct_pvrdma_am_hdr_t) + sizeof(hdr) + length;
-    sge.lkey      = desc->lkey;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = 0;
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, sizeof(hdr) + length);
-    return uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits, 0);
-}
-
-
-ssize_t uct_pvrdma_ep_am_bcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                  uct_pack_callback_t pack_cb, void *arg,
-                                  unsigned flags UCS_V_UNUSED)
-{
-    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
-    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
-                                               uct_pvrdma_iface_t);
-    uct_pvrdma_tx_desc_t *desc;
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    ucs_status_t status;
-    uint32_t credits;
-    size_t length;
-
-    UCT_CHECK_AM_ID(id);
-    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    length = pack_cb(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits), arg);
-    UCT_CHECK_LENGTH(length, 0, iface->config.seg_size, "am_bcopy");
-    sge.addr      = (uintptr_t)(desc + 1);
-    sge.length    = sizeof(uct_pvrdma_am_hdr_t) + length;
-    sge.lkey      = desc->lkey;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = 0;
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
-    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits, 0);
-    return (status == UCS_OK) ? (ssize_t)length : status;
-}
-
-
-ucs_status_t uct_pvrdma_ep_am_zcopy_sr(uct_ep_h tl_ep, uint8_t id,
-                                       const void *header,
-                                       unsigned header_length,
-                                       const uct_iov_t *iov, size_t iovcnt,
-                                       unsigned flags UCS_V_UNUSED,
-                                       uct_completion_t *comp)
-{
-    uct_pvrdma_ep_t *ep       = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
-    uct_pvrdma_iface_t *iface = ucs_derived_of(tl_ep->iface,
-                                               uct_pvrdma_iface_t);
-    struct ibv_sge sge[iface->config.tx_max_sge];
-    uct_pvrdma_tx_desc_t *desc;
-    struct ibv_send_wr wr;
-    ucs_status_t status;
-    uint32_t credits;
-    size_t length;
-
-    UCT_PVRDMA_CHECK_AM_ZCOPY(iface, id, header_length, iov, iovcnt);
-
-    status = uct_pvrdma_ep_am_admit(iface, ep, &desc);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    /* the AM header travels in the same SGE as the user header */
-    memcpy(uct_pvrdma_sr_am_hdr_fill(ep, desc, id, &credits), header,
-           header_length);
-    sge[0].addr   = (uintptr_t)(desc + 1);
-    sge[0].length = sizeof(uct_pvrdma_am_hdr_t) + header_length;
-    sge[0].lkey   = desc->lkey;
-    wr.num_sge    = 1 + uct_pvrdma_iov_to_sge(&sge[1], iov, iovcnt, &length);
-    wr.sg_list    = sge;
-    wr.opcode     = IBV_WR_SEND;
-    wr.send_flags = 0;
-    desc->comp    = comp;
-
-    UCT_TL_EP_STAT_OP(&ep->super, AM, ZCOPY, header_length + length);
-    status = uct_pvrdma_ep_am_post(iface, ep, &wr, desc, credits,
-                                   comp != NULL);
-    return (status == UCS_OK) ? UCS_INPROGRESS : status;
-}
 
 
 /* put_bcopy of an iface without RDMA WRITE (the other put ops are
