@@ -147,11 +147,11 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
             "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
             "dropped (%" PRIu64 " without a valid MAC, %" PRIu64 " replayed, %"
             PRIu64 " not from the address they claim), connection QP reset %"
-            PRIu64 " times",
+            PRIu64 " times, %zu address handles cached",
             iface->md->dev_name, iface->port_num, iface, iface->ud.dgram.dropped,
             iface->ud.dgram.forged, iface->ud.dgram.replayed,
             iface->ud.dgram.spoofed,
-            iface->ud.dgram.resets);
+            iface->ud.dgram.resets, ucs_list_length(&iface->ud.ahs));
     /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
     ucs_log(((iface->chans_reaped > 0) || (iface->reqs_capped > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,

@@ -39,4 +39,6 @@ bash "$(dirname "$0")/scale.sh" || BED_FAILED=1
 # the BTL's 4 hosts x 2 ranks (same-host pairs over the device too), on
 # this boot rather than a 4-guest bed of its own (a boot is ~40 s)
 BTL_ONLY=4x2 bash "$(dirname "$0")/btl.sh" || BED_FAILED=1
+# an eavesdropper's replays from a guest outside the job (issue 37)
+bash "$(dirname "$0")/replay.sh" || BED_FAILED=1
 bed_summary

@@ -221,6 +221,21 @@ mpirun_cause() {
     printf '%s\n%s' "$own" "$why" | tr '\n' ' ' | sed -E 's/-{3,}//g; s/ +/ /g' | cut -c1-600
 }
 
+# relay_job NAME LOG STATUS: the job's own "ok"/"not ok" lines as checks
+# "NAME: ...", and its exit status as one more (in this shell, so a failure
+# counts in the suite's status)
+relay_job() {
+    local name=$1 log=$2 rc=$3 l
+    while IFS= read -r l; do
+        case $l in
+            "ok - "*) pass "$name: ${l#ok - }" ;;
+            *) l=${l#not ok - }; fail "$name: ${l%%:*}" "${l#*: } (log: $log)" ;;
+        esac
+    done < <(grep -E '^(not )?ok - ' "$log")
+    [ "$rc" = 0 ] && pass "$name: job exits 0" ||
+        fail "$name: job" "exit $rc: $(mpirun_cause "$log") (log: $log)"
+}
+
 # check NAME TIMEOUT CMD...: passes when CMD exits 0 within TIMEOUT seconds.
 check() {
     local name=$1 t=$2 log rc

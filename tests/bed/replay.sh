@@ -1,0 +1,121 @@
+#!/bin/bash
+# An eavesdropper (issue 37): while a 2-rank job runs across node1 and
+# node2, tests/fabric/ud_replay.c captures the job's real connection
+# datagrams as they cross node2's port (a raw packet socket: what a port
+# mirror or a captured trace gives anyone), then replays each one from
+# node3, a guest outside the job, from a UD QP and GID of its own:
+# unchanged, with each single byte flipped, and renumbered (a new sequence
+# number under the recorded MAC).  Once over btl pvrdma, once over pml ucx.
+# The job must pass every data check and make no new connection, and the
+# two ranks' counts at close must show (nearly) every replay dropped: a
+# datagram that finds no receive posted is lost in the device, unseen, so
+# 90 % is asked for (on the bed all arrive).  Run by hosts4.sh on its
+# 4-guest boot.
+#   REPLAY_ONLY="btl ucx"  transports (unset: both)
+. "$(dirname "$0")/lib.sh"
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+DEV=${REPLAY_DEV:-$(ibv_devices 2>/dev/null | awk 'NR > 2 && $1 != "" { print $1; exit }')}
+BIN=$LOGDIR/ud_replay
+want_replay() { [ -z "${REPLAY_ONLY:-}" ] || [[ " $REPLAY_ONLY " == *" $1 "* ]]; }
+
+if [ "$(grep -c '^node' "$TB_HOSTFILE")" -lt 3 ]; then
+    fail "replay" "needs a bed of 3 guests or more (the eavesdropper is not in the job)"
+    bed_summary
+fi
+cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$TOP/tests/fabric/ud_replay.c" -libverbs \
+    >"$LOGDIR/ud_replay.build" 2>&1 ||
+    fail "replay: build tests/fabric/ud_replay.c" "see $LOGDIR/ud_replay.build"
+
+# replay_job NAME -- MPIRUN_ARGS...: mpi_check p2p peerwait on node1 and
+# node2 (rank 1 computes 40 s: the job stays up) while node2 captures;
+# once rank 1 computes (every connection made) the capture ends and node3
+# replays it.  Sets REPLAY_LOG and SENT (datagrams node3 sent); returns 1
+# when nothing could be replayed.
+replay_job() {
+    local name=$1 i pid jrc cap out
+    shift 2
+    REPLAY_LOG=$(log_name "$name")
+    cap=$REPLAY_LOG.capture
+    SENT=0
+    ssh node2 "timeout 300 $BIN -C -i eth0" >"$cap" 2>&1 &
+    local cpid=$!
+    for i in $(seq 1 30); do
+        grep -q '^capturing' "$cap" && break
+        sleep 1
+    done
+    timeout -k 10 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$MPI_TESTS/mpi_check" \
+        --quick --wait 40 p2p peerwait >"$REPLAY_LOG" 2>&1 &
+    pid=$!
+    for i in $(seq 1 180); do
+        grep -q 'peerwait: rank 1 on' "$REPLAY_LOG" && break
+        sleep 1
+    done
+    ssh node2 "pkill -TERM -x ud_replay"
+    wait "$cpid"
+    local n
+    n=$(grep -c '^dgram ' "$cap")
+    if [ "$n" -gt 0 ]; then
+        pass "$name: node2's port showed $n connection datagrams of the job ($(awk '/^dgram/ { print $2 }' "$cap" | sort -u | tr '\n' ' '| sed 's/ $//'))"
+    else
+        fail "$name: connection datagrams captured" "none (log: $cap)"
+        wait "$pid"
+        return 1
+    fi
+    out=$(timeout 300 ssh node3 "$BIN -R -d $DEV:1 -g 1" <"$cap" 2>&1)
+    echo "$out" >"$REPLAY_LOG.replay"
+    if [ "$(echo "$out" | grep -c '^sent ')" = 3 ]; then
+        SENT=$(echo "$out" | awk '/^sent / { s += $3 } END { print s + 0 }')
+        pass "$name: node3 replayed them: $(echo "$out" | sed -n 's/^sent //p' | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
+    else
+        fail "$name: node3 replayed them" "$(echo "$out" | tail -n 2 | tr '\n' ' ') (log: $REPLAY_LOG.replay)"
+    fi
+    wait "$pid"
+    jrc=$?
+    relay_job "$name" "$REPLAY_LOG" "$jrc"
+}
+
+# drops_check NAME "D F R S" (summed over the job's close lines): dropped
+# >= 90 % of what was sent, and both kinds of replay among them (a changed
+# or renumbered one fails the MAC, an unchanged one is stale or not from
+# the address it claims)
+drops_check() {
+    local name=$1 d f r s
+    read -r d f r s <<<"$2"
+    if [ "${d:-0}" -ge $((SENT * 9 / 10)) ] && [ "${f:-0}" -gt 0 ] && [ $((${r:-0} + ${s:-0})) -gt 0 ]; then
+        pass "$name: every replay dropped and counted: $d of $SENT dropped ($f without a valid MAC, $r replayed, $s not from the address they claim)"
+    else
+        fail "$name: every replay dropped and counted" "dropped/forged/replayed/spoofed '$2' of $SENT sent (log: $REPLAY_LOG)"
+    fi
+}
+
+if want_replay btl; then
+    name="replay btl"
+    if replay_job "$name" -- --mca pml ob1 --mca btl pvrdma,self \
+        --mca btl_pvrdma_if_include "$DEV" --mca btl_base_verbose 10; then
+        peers=$(sed -nE 's/.*btl:pvrdma: closed .* ([0-9]+) peers connected at most.*/\1/p' "$REPLAY_LOG" |
+                sort -n | tail -n 1)
+        [ "$peers" = 1 ] && pass "$name: no new connection (each rank held 1 peer)" ||
+            fail "$name: no new connection" "a rank held '${peers:-?}' peers (log: $REPLAY_LOG)"
+        drops_check "$name" "$(sed -nE 's/.*btl:pvrdma: closed .*; ([0-9]+) connection datagrams dropped \(([0-9]+) without a valid MAC, ([0-9]+) replayed, ([0-9]+) not from.*/\1 \2 \3 \4/p' "$REPLAY_LOG" |
+            awk '{ d += $1; f += $2; r += $3; s += $4 } END { print d + 0, f + 0, r + 0, s + 0 }')"
+    fi
+fi
+
+if want_replay ucx; then
+    name="replay pml ucx"
+    mpi_ucx_args UCXA pvrdma,self "$DEV:1"
+    if replay_job "$name" -- "${UCXA[@]}" -x UCX_LOG_LEVEL=debug; then
+        chans=$(grep -E 'pvrdma.*: ([0-9]+) chans, CQ .*\(iface closed\)$' "$REPLAY_LOG" |
+                sed -nE 's/.*: ([0-9]+) chans, CQ .*/\1/p' | sort -n | tail -n 1)
+        [ -n "$chans" ] && [ "$chans" -le 1 ] && pass "$name: no new connection (at most $chans channel per iface)" ||
+            fail "$name: no new connection" "an iface had '${chans:-?}' channels (log: $REPLAY_LOG)"
+        # what replays could make it create: address handles (one per host
+        # of the job at most: node3 must not be among them)
+        ahs=$(sed -nE 's/.* ([0-9]+) address handles cached.*/\1/p' "$REPLAY_LOG" | sort -n | tail -n 1)
+        [ -n "$ahs" ] && [ "$ahs" -le 2 ] && pass "$name: at most $ahs address handles cached per iface (the job's 2 hosts)" ||
+            fail "$name: address handles bounded" "an iface cached '${ahs:-?}' address handles (log: $REPLAY_LOG)"
+        drops_check "$name" "$(sed -nE 's/.* ([0-9]+) connection datagrams dropped \(([0-9]+) without a valid MAC, ([0-9]+) replayed, ([0-9]+) not from.*/\1 \2 \3 \4/p' "$REPLAY_LOG" |
+            awk '{ d += $1; f += $2; r += $3; s += $4 } END { print d + 0, f + 0, r + 0, s + 0 }')"
+    fi
+fi
+bed_summary
