@@ -88,10 +88,10 @@
  *   are the entries of destroyed QPs whose completions may still sit in
  *   the CQ (some providers remove them at ibv_destroy_qp, SoftRoCE leaves
  *   them), released once a poll that started after the destroy drains the
- *   CQ (it is FIFO).  cq_budget = depth - reserved - zombies, and a WR may
- *   be posted while tx_outstanding + cq_held < cq_budget
- *   (uct_pvrdma_txq_has_room; cq_held: entries a waiting connection
- *   request needs, see pvrdma_chan.c).
+ *   CQ (it is FIFO).  The iface's cq_acct (uct_pvrdma_iface_cq_acct_t)
+ *   counts them: budget = depth - reserved - zombies, and a WR may be
+ *   posted while tx_outstanding + held < budget (uct_pvrdma_txq_has_room;
+ *   held: entries a waiting connection request needs, see pvrdma_chan.c).
  *   The WR that takes the last free entry is always signalled (see
  *   uct_pvrdma_txq_post), so a full budget always has a completion coming.
  *   Connections share the CQ: a new channel takes at most
@@ -438,28 +438,20 @@ KHASH_MAP_INIT_INT(uct_pvrdma_ep_tags, uct_pvrdma_ep_t*)
 #define UCT_PVRDMA_EVENT_MISSES_MAX 4
 
 
-struct uct_pvrdma_iface {
-    uct_base_iface_t           super;
-    uct_pvrdma_md_t            *md;
-    uint8_t                    port_num;
-    struct ibv_port_attr       port_attr;
-    struct pvrdma_common_profile    profile;
-    struct pvrdma_common_gid_entry  gid;
-    struct pvrdma_common_qp_params  qp_params;
-    struct pvrdma_common_addr_info  dev_info;  /**< local device address */
-    uint64_t                   iface_uuid;
+/*
+ * The iface's state, a group per concern.  The iface is not zeroed
+ * (UCS_CLASS_NEW mallocs it), so its class init resets each group whole
+ * with the group's own init (memset): a field added to a group is reset
+ * with it.  Configuration and resources (md, port, profile, config, QPs,
+ * CQ, pools, lists) stay in the iface itself and are set up by its init.
+ */
 
-    struct ibv_comp_channel    *comp_channel; /**< NULL: never arm */
-    struct ibv_cq              *cq;
-    int                        cq_armed;     /* waiting on the channel */
-    int                        cq_hw_armed;  /* armed, its event not taken:
-                                                re-arming is a doorbell for
-                                                nothing */
-    unsigned                   empty_polls;
-    unsigned                   armed_skips;  /* progress calls while armed */
-    unsigned                   event_misses; /* safety polls that found work */
-    /* CQ accounting (see "Completions" above) */
-    unsigned                   cq_budget;   /**< CQEs not reserved for
+/** CQ entry accounting (see "Completions" above): what the CQ's entries
+ *  are reserved for, so that it never overflows.  Reset by
+ *  uct_pvrdma_iface_cq_acct_init; budget is then set from the CQ's depth
+ *  (uct_pvrdma_iface_init_cq). */
+typedef struct uct_pvrdma_iface_cq_acct {
+    unsigned                   budget;      /**< CQEs not reserved for
                                                  receives or zombies: the
                                                  most send WRs in flight */
     unsigned                   tx_outstanding; /**< send WRs posted, not
@@ -471,12 +463,122 @@ struct uct_pvrdma_iface {
                                                  the current poll began */
     unsigned                   zombie_wait; /**< ... before it began: free
                                                  once a poll drains the CQ */
-    unsigned                   cq_held;     /**< of cq_budget, kept from
-                                                 new sends for a connection
+    unsigned                   held;        /**< of budget, kept from new
+                                                 sends for a connection
                                                  request that waits for CQ
                                                  entries (pvrdma_chan.c) */
-    unsigned                   num_chans;
-    unsigned                   rx_descs_inuse; /**< taken from rx_mp */
+} uct_pvrdma_iface_cq_acct_t;
+
+/** CQ events (see the end of "Completions" above): the completion channel
+ *  and whether progress polls the CQ or waits for its event
+ *  (pvrdma_progress.c).  Reset by uct_pvrdma_iface_notify_init; the
+ *  channel is created with the CQ (uct_pvrdma_iface_init_cq) and destroyed
+ *  by uct_pvrdma_iface_notify_cleanup. */
+typedef struct uct_pvrdma_iface_notify {
+    struct ibv_comp_channel    *channel;     /**< NULL: never arm */
+    int                        armed;        /* waiting on the channel */
+    int                        hw_armed;     /* armed, its event not taken:
+                                                re-arming is a doorbell for
+                                                nothing */
+    unsigned                   empty_polls;
+    unsigned                   armed_skips;  /* progress calls while armed */
+    unsigned                   event_misses; /* safety polls that found work */
+} uct_pvrdma_iface_notify_t;
+
+/** Connections (pvrdma_conn.c, pvrdma_conn_passive.c, pvrdma_chan.c): what
+ *  is being connected and disconnected, and what became of it.  Reset by
+ *  uct_pvrdma_iface_conn_init. */
+typedef struct uct_pvrdma_iface_conn {
+    unsigned                   num_connecting;  /**< eps in CONNECTING */
+    unsigned                   num_unconfirmed; /**< chans not confirmed */
+    unsigned                   num_chans;       /**< on the iface's chans */
+    unsigned                   num_discs;       /**< on the iface's discs */
+    uint64_t                   discs_acked;
+    uint64_t                   discs_expired;   /**< no DACK in CONN_TIMEOUT */
+    uint64_t                   chans_reaped;    /**< closed unconfirmed */
+    uint64_t                   reqs_capped;     /**< requests dropped at
+                                                     CONN_PENDING_MAX */
+    uint64_t                   seq;             /**< an ep's connection id
+                                                     is iface_uuid + ++seq */
+} uct_pvrdma_iface_conn_t;
+
+/** Credit tags (pvrdma_credit_imm.c): the eps by the tag peers name them
+ *  by.  Set up by uct_pvrdma_iface_ep_tags_init, freed by
+ *  uct_pvrdma_iface_ep_tags_cleanup. */
+typedef struct uct_pvrdma_iface_ep_tags {
+    khash_t(uct_pvrdma_ep_tags) map;
+    uint16_t                   next;        /**< the next tag to try */
+} uct_pvrdma_iface_ep_tags_t;
+
+/** The stall watch and the keepalive (pvrdma_stall.c).  Reset by
+ *  uct_pvrdma_iface_watch_init. */
+typedef struct uct_pvrdma_iface_watch {
+    ucs_time_t                 stall_since;    /**< 0, or when progress
+                                                    began to find nothing
+                                                    while work waits */
+    int                        stall_reported; /**< once per stall */
+    unsigned                   stall_kicks;    /**< in this stall */
+    unsigned                   calls;          /**< progress calls since the
+                                                    keepalive read the clock */
+    ucs_time_t                 next;           /**< its next look */
+    uint64_t                   keepalives;     /**< probes posted */
+} uct_pvrdma_iface_watch_t;
+
+/** Use of the buffer pools (rx_mp, tx_mp; made in pvrdma_iface_init.c).
+ *  Reset by uct_pvrdma_iface_bufs_init. */
+typedef struct uct_pvrdma_iface_bufs {
+    unsigned                   rx_descs_inuse;  /**< taken from rx_mp */
+    int                        tx_mp_exhausted; /**< a get found tx_mp empty
+                                                     and it could not grow */
+} uct_pvrdma_iface_bufs_t;
+
+/* What this iface did, printed at close (pvrdma_iface_report.c; reset by
+ * uct_pvrdma_iface_op_count_init).  The bed tests prove from the counts in
+ * "iface %p ops: ..." which mode a run used (GET by RDMA READ or not, PUT
+ * by RDMA WRITE or send/recv only, CQ armed or polled), so they count WRs
+ * posted and events taken, not calls.  Plain increments: an iface is
+ * driven by one thread (multi-threaded workers are refused in the iface
+ * constructor). */
+typedef struct uct_pvrdma_iface_op_count {
+    uint64_t                   rdma_reads;     /**< READ WRs (get_bcopy/zcopy) */
+    uint64_t                   rdma_read_max;  /**< bytes of the largest one */
+    uint64_t                   rdma_writes;    /**< WRITE WRs of user data
+                                                    (put_short/bcopy/zcopy);
+                                                    not credit or flush WRITEs */
+    uint64_t                   rdma_write_max; /**< bytes of the largest one */
+    uint64_t                   cq_arms;        /**< ibv_req_notify_cq that
+                                                    succeeded */
+    uint64_t                   cq_events;      /**< ibv_get_cq_event taken */
+    /* the CQ budget at work (UCX_PVRDMA_CQ_LEN), printed at close */
+    uint64_t                   cq_full;        /**< sends refused because
+                                                    the CQ budget was full */
+    uint64_t                   forced_signals; /**< WRs signalled because
+                                                    they took the last free
+                                                    CQ entry */
+    unsigned                   tx_outstanding_max;
+    unsigned                   rx_len_min;     /**< smallest chan queue */
+    uint64_t                   tx_mp_empty;    /**< gets that found tx_mp
+                                                    empty and not growing */
+    /* which way credits went */
+    uint64_t                   credits_by_imm; /**< returned in AM imms */
+    uint64_t                   credits_by_msg; /**< by WRITE or SEND */
+} uct_pvrdma_iface_op_count_t;
+
+
+struct uct_pvrdma_iface {
+    uct_base_iface_t           super;
+    uct_pvrdma_md_t            *md;
+    uint8_t                    port_num;
+    struct ibv_port_attr       port_attr;
+    struct pvrdma_common_profile    profile;
+    struct pvrdma_common_gid_entry  gid;
+    struct pvrdma_common_qp_params  qp_params;
+    struct pvrdma_common_addr_info  dev_info;  /**< local device address */
+    uint64_t                   iface_uuid;
+
+    struct ibv_cq              *cq;
+    uct_pvrdma_iface_notify_t  notify;      /**< CQ events */
+    uct_pvrdma_iface_cq_acct_t cq_acct;     /**< CQ entries */
     ucs_list_link_t            rx_short_chans; /**< refill failed: retried
                                                     from progress */
 
@@ -488,9 +590,8 @@ struct uct_pvrdma_iface {
     } ud;
 
     ucs_mpool_t                tx_mp;
-    int                        tx_mp_exhausted; /**< a get found tx_mp empty
-                                                     and it could not grow */
     ucs_mpool_t                rx_mp;
+    uct_pvrdma_iface_bufs_t    bufs;
     uct_recv_desc_t            release_desc;
     size_t                     rx_payload_offset; /**< from rx desc */
     size_t                     rx_headroom_offset;
@@ -499,63 +600,17 @@ struct uct_pvrdma_iface {
     ucs_list_link_t            eps;
     ucs_list_link_t            chans;
     ucs_list_link_t            discs;       /**< uct_pvrdma_disc_t */
-    unsigned                   num_discs;
-    uint64_t                   discs_acked;
-    uint64_t                   discs_expired; /**< no DACK in CONN_TIMEOUT */
     ucs_list_link_t            pending_eps;
     ucs_list_link_t            slot_chunks;
     ucs_list_link_t            deferred_chans; /**< owe a credit WRITE */
-    khash_t(uct_pvrdma_ep_tags) ep_tags;
-    uint16_t                   next_ep_tag;
-    uint64_t                   credits_by_imm; /**< returned in AM imms */
-    uint64_t                   credits_by_msg; /**< by WRITE or SEND */
+    uct_pvrdma_iface_ep_tags_t ep_tags;
+    uct_pvrdma_iface_conn_t    conn;
+    uct_pvrdma_iface_op_count_t op_count;
 
-    /* What this iface did, printed at close ("iface %p ops: ..."): the bed
-     * tests prove from these counts which mode a run used (GET by RDMA READ
-     * or not, PUT by RDMA WRITE or send/recv only, CQ armed or polled), so
-     * they count WRs posted and events taken, not calls.  Plain increments:
-     * an iface is driven by one thread (multi-threaded workers are refused
-     * in the iface constructor). */
-    struct {
-        uint64_t               rdma_reads;     /**< READ WRs (get_bcopy/zcopy) */
-        uint64_t               rdma_read_max;  /**< bytes of the largest one */
-        uint64_t               rdma_writes;    /**< WRITE WRs of user data
-                                                    (put_short/bcopy/zcopy);
-                                                    not credit or flush WRITEs */
-        uint64_t               rdma_write_max; /**< bytes of the largest one */
-        uint64_t               cq_arms;        /**< ibv_req_notify_cq that
-                                                    succeeded */
-        uint64_t               cq_events;      /**< ibv_get_cq_event taken */
-        /* the CQ budget at work (UCX_PVRDMA_CQ_LEN), printed at close */
-        uint64_t               cq_full;        /**< sends refused because
-                                                    the CQ budget was full */
-        uint64_t               forced_signals; /**< WRs signalled because
-                                                    they took the last free
-                                                    CQ entry */
-        unsigned               tx_outstanding_max;
-        unsigned               rx_len_min;     /**< smallest chan queue */
-        uint64_t               tx_mp_empty;    /**< gets that found tx_mp
-                                                    empty and not growing */
-    } op_count;
-
-    unsigned                   num_connecting;
     /** bounded idle wait (common/idle_wait.c): a worker that only waits
      *  for messages polls the CQ at most once per IDLE_POLL_INTERVAL */
     struct pvrdma_common_idle_wait idle;
-    unsigned                   num_unconfirmed; /**< chans not confirmed */
-    uint64_t                   chans_reaped;    /**< closed unconfirmed */
-    uint64_t                   reqs_capped;     /**< requests dropped at
-                                                     CONN_PENDING_MAX */
-    uint64_t                   conn_seq;
-    ucs_time_t                 stall_since;    /**< 0, or when progress
-                                                    began to find nothing
-                                                    while work waits */
-    int                        stall_reported; /**< pvrdma_stall.c */
-    unsigned                   stall_kicks;    /**< in this stall */
-    unsigned                   watch_calls;    /**< progress calls since the
-                                                    keepalive read the clock */
-    ucs_time_t                 watch_next;     /**< its next look */
-    uint64_t                   keepalives;     /**< probes posted */
+    uct_pvrdma_iface_watch_t   watch;       /**< stall watch, keepalive */
     /* the port's retry counters when opened: the difference is printed at
      * close (device-wide; tells a lost packet from a slow one) */
     struct pvrdma_common_retry_counters retries_at_open;
@@ -596,6 +651,7 @@ int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
                                struct pvrdma_common_addr_info *info);
 
 /* pvrdma_iface_report.c */
+void uct_pvrdma_iface_op_count_init(uct_pvrdma_iface_op_count_t *op_count);
 void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
                                  const uct_pvrdma_chan_t *chan);
@@ -603,6 +659,10 @@ void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
                                     const char *why);
 
 /* pvrdma_iface_init.c */
+void uct_pvrdma_iface_cq_acct_init(uct_pvrdma_iface_cq_acct_t *acct);
+void uct_pvrdma_iface_notify_init(uct_pvrdma_iface_notify_t *notify);
+void uct_pvrdma_iface_notify_cleanup(uct_pvrdma_iface_notify_t *notify);
+void uct_pvrdma_iface_bufs_init(uct_pvrdma_iface_bufs_t *bufs);
 ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
                                            unsigned max_recv_wr,
                                            struct ibv_qp **qp_p);
@@ -700,6 +760,7 @@ void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
                         enum pvrdma_common_ud_keyed keyed, const void *msg);
 
 /* pvrdma_conn.c */
+void uct_pvrdma_iface_conn_init(uct_pvrdma_iface_conn_t *conn);
 void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc);
 ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
@@ -724,6 +785,8 @@ void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer);
 void uct_pvrdma_iface_refill_short_chans(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_credit_imm.c */
+void uct_pvrdma_iface_ep_tags_init(uct_pvrdma_iface_ep_tags_t *tags);
+void uct_pvrdma_iface_ep_tags_cleanup(uct_pvrdma_iface_ep_tags_t *tags);
 void uct_pvrdma_ep_tag_add(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_tag_remove(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_ep_pair_chan(uct_pvrdma_ep_t *ep);
@@ -742,6 +805,7 @@ void uct_pvrdma_slot_put(uct_pvrdma_slot_chunk_t *chunk, unsigned index);
 void uct_pvrdma_slots_cleanup(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_stall.c (stall report, kick, keepalive) */
+void uct_pvrdma_iface_watch_init(uct_pvrdma_iface_watch_t *watch);
 void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count);
 void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface);
 

@@ -60,7 +60,7 @@ void uct_pvrdma_chan_return_credits(uct_pvrdma_chan_t *chan, int may_defer)
     wr.wr.rdma.remote_addr = chan->credit_addr;
     wr.wr.rdma.rkey        = chan->credit_rkey;
     if (uct_pvrdma_txq_post(iface, &chan->txq, &wr, 0) == UCS_OK) {
-        iface->credits_by_msg += count;
+        iface->op_count.credits_by_msg += count;
         return;
     }
     /* not posted (issue 34): the credits are owed again and the return is
@@ -88,7 +88,7 @@ static UCS_F_ALWAYS_INLINE void
 uct_pvrdma_chan_put_desc(uct_pvrdma_iface_t *iface, uct_pvrdma_rx_desc_t *desc)
 {
     desc->chan = NULL;
-    --iface->rx_descs_inuse;
+    --iface->bufs.rx_descs_inuse;
     ucs_mpool_put_inline(desc);
 }
 
@@ -119,7 +119,7 @@ static void uct_pvrdma_chan_refill(uct_pvrdma_chan_t *chan, int force)
             break;
         }
 
-        ++iface->rx_descs_inuse;
+        ++iface->bufs.rx_descs_inuse;
         desc->chan         = chan;
         ucs_list_add_tail(&chan->rx_descs, &desc->list);
         sges[count].addr   = (uintptr_t)desc + chan->rx_offset;
@@ -185,7 +185,7 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
     uct_pvrdma_chan_set_short(chan, 0);
     uct_pvrdma_conn_chan_confirmed(chan); /* not counted as pending now */
     ucs_list_del(&chan->list);
-    --iface->num_chans;
+    --iface->conn.num_chans;
     uct_pvrdma_iface_qp_remove(iface, &chan->txq);
 
     (void)pvrdma_common_qp_to_err(chan->txq.qp);
@@ -205,8 +205,8 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
         ucs_list_del(&desc->list);
         uct_pvrdma_chan_put_desc(iface, desc);
     }
-    iface->rx_reserved -= chan->rx_len;
-    iface->cq_budget   += chan->rx_len;
+    iface->cq_acct.rx_reserved -= chan->rx_len;
+    iface->cq_acct.budget      += chan->rx_len;
     uct_pvrdma_iface_zombie_add(iface, chan->rx_posted);
     chan->rx_posted = 0;
 
@@ -360,11 +360,11 @@ static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
 
     /* entries held for a request that was not answered: its resend is
      * this one, or another request takes them */
-    iface->cq_held = 0;
+    iface->cq_acct.held = 0;
 
-    zombies = iface->zombie_new + iface->zombie_wait;
-    free_rx = (iface->cq_budget + zombies > floor) ?
-              (iface->cq_budget + zombies - floor) : 0;
+    zombies = iface->cq_acct.zombie_new + iface->cq_acct.zombie_wait;
+    free_rx = (iface->cq_acct.budget + zombies > floor) ?
+              (iface->cq_acct.budget + zombies - floor) : 0;
     want    = ucs_min(iface->config.rx_queue_len,
                       ucs_max(rx_min, free_rx / UCT_PVRDMA_RX_SHARE_DIV));
     if (want > free_rx) {
@@ -375,24 +375,25 @@ static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
                   "kept for sends; raise UCX_PVRDMA_CQ_LEN (the device "
                   "allows %d) or lower UCX_PVRDMA_RX_QUEUE_LEN (now %u) or "
                   "UCX_PVRDMA_TX_QUEUE_LEN (now %u)", iface->md->dev_name,
-                  iface->port_num, want, iface->cq->cqe, iface->rx_reserved,
-                  iface->num_chans, floor, iface->md->dev_attr.max_cqe,
+                  iface->port_num, want, iface->cq->cqe,
+                  iface->cq_acct.rx_reserved, iface->conn.num_chans, floor,
+                  iface->md->dev_attr.max_cqe,
                   iface->config.rx_queue_len, iface->config.tx_queue_len);
         return UCS_ERR_EXCEEDS_LIMIT;
     }
 
     /* what is free right now; one entry must stay free for a send, so that
      * a full budget is always one a signalled send filled (impl.h) */
-    if ((iface->cq_budget < floor + want) ||
-        (iface->cq_budget < iface->tx_outstanding + want + 1)) {
+    if ((iface->cq_acct.budget < floor + want) ||
+        (iface->cq_acct.budget < iface->cq_acct.tx_outstanding + want + 1)) {
         ucs_debug("pvrdma: %s:%d: %u receives for a new connection wait for "
                   "CQ entries (%u sends in flight, %u zombies)",
                   iface->md->dev_name, iface->port_num, want,
-                  iface->tx_outstanding, zombies);
+                  iface->cq_acct.tx_outstanding, zombies);
         (void)uct_pvrdma_ep_retire_all_unsignaled(iface);
         /* sends in flight complete, and new ones leave these entries free
          * (uct_pvrdma_txq_has_room) until the request comes again */
-        iface->cq_held = ucs_min(want, iface->cq_budget);
+        iface->cq_acct.held = ucs_min(want, iface->cq_acct.budget);
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -474,7 +475,7 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                   "bytes for a new connection (%u in use; locked memory "
                   "limit? lower UCX_PVRDMA_RX_QUEUE_LEN or UCX_PVRDMA_SEG_SIZE)",
                   iface->md->dev_name, iface->port_num, rx_len,
-                  iface->rx_mp.data->elem_size, iface->rx_descs_inuse);
+                  iface->rx_mp.data->elem_size, iface->bufs.rx_descs_inuse);
         status = UCS_ERR_NO_MEMORY;
         goto err_qp;
     }
@@ -494,9 +495,9 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
         goto err_qp;
     }
 
-    iface->cq_budget   -= rx_len;
-    iface->rx_reserved += rx_len;
-    ++iface->num_chans;
+    iface->cq_acct.budget      -= rx_len;
+    iface->cq_acct.rx_reserved += rx_len;
+    ++iface->conn.num_chans;
     if ((iface->op_count.rx_len_min == 0) ||
         (rx_len < iface->op_count.rx_len_min)) {
         iface->op_count.rx_len_min = rx_len;

@@ -47,6 +47,14 @@
 #include "pvrdma_conn_msg.h"
 
 
+/* Nothing connecting, open or being disconnected; no connection id given
+ * yet. */
+void uct_pvrdma_iface_conn_init(uct_pvrdma_iface_conn_t *conn)
+{
+    memset(conn, 0, sizeof(*conn));
+}
+
+
 /* Local RC QP address in wire form */
 void uct_pvrdma_conn_pack_addr(uct_pvrdma_iface_t *iface,
                                uint32_t qpn, uint32_t psn, void *wire)
@@ -130,7 +138,7 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
     ep->ah         = NULL;
     ep->deadline   = now + iface->config.conn_timeout;
     ep->next_retry = now + iface->config.conn_retry;
-    ++iface->num_connecting;
+    ++iface->conn.num_connecting;
     uct_pvrdma_conn_send_req(ep);
     return UCS_OK;
 }
@@ -196,7 +204,7 @@ void uct_pvrdma_conn_disconnect(uct_pvrdma_ep_t *ep)
     disc->next_retry  = now + iface->config.conn_retry;
     disc->deadline    = now + iface->config.conn_timeout;
     ucs_list_add_tail(&iface->discs, &disc->list);
-    ++iface->num_discs;
+    ++iface->conn.num_discs;
     uct_pvrdma_conn_send_disc(iface, disc);
 }
 
@@ -205,7 +213,7 @@ static void uct_pvrdma_conn_disc_free(uct_pvrdma_iface_t *iface,
                                       uct_pvrdma_disc_t *disc)
 {
     ucs_list_del(&disc->list);
-    --iface->num_discs;
+    --iface->conn.num_discs;
     ucs_free(disc);
 }
 
@@ -216,7 +224,7 @@ void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface)
     uct_pvrdma_disc_t *disc, *tmp;
 
     ucs_list_for_each_safe(disc, tmp, &iface->discs, list) {
-        ++iface->discs_expired;
+        ++iface->conn.discs_expired;
         uct_pvrdma_conn_disc_free(iface, disc);
     }
 }
@@ -283,7 +291,7 @@ static void uct_pvrdma_conn_progress_discs(uct_pvrdma_iface_t *iface,
             ucs_debug("pvrdma: %s:%d: disconnect of connection 0x%" PRIx64
                       " not acknowledged within UCX_PVRDMA_CONN_TIMEOUT",
                       iface->md->dev_name, iface->port_num, disc->conn_id);
-            ++iface->discs_expired;
+            ++iface->conn.discs_expired;
             uct_pvrdma_conn_disc_free(iface, disc);
         } else if (now >= disc->next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
@@ -299,14 +307,14 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
     ucs_time_t now = ucs_get_time();
     int looked     = 0;
 
-    if (iface->num_discs > 0) {
+    if (iface->conn.num_discs > 0) {
         uct_pvrdma_conn_progress_discs(iface, now, &looked);
     }
 
-    if (iface->num_unconfirmed > 0) {
+    if (iface->conn.num_unconfirmed > 0) {
         uct_pvrdma_conn_progress_chans(iface, now, &looked);
     }
-    if (iface->num_connecting > 0) {
+    if (iface->conn.num_connecting > 0) {
         uct_pvrdma_conn_progress_eps(iface, now, &looked);
     }
 }
@@ -406,7 +414,7 @@ uct_pvrdma_conn_handle_rep(uct_pvrdma_iface_t *iface,
     ep->flush_rkey = be32toh(msg->rkey);
     ep->state      = send_only ? UCT_PVRDMA_EP_CONNECTED_SR :
                                  UCT_PVRDMA_EP_CONNECTED;
-    --iface->num_connecting;
+    --iface->conn.num_connecting;
     ucs_debug("pvrdma: ep %p qp 0x%x connected to qp 0x%x, %u credits%s", ep,
               ep->txq.qp->qp_num, peer->qpn, ep->credits.initial,
               send_only ? ", send/recv only (credits by SEND, no PUT)" : "");
@@ -450,7 +458,7 @@ uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
         if ((disc->conn_id == conn_id) &&
             (disc->peer_ud_qpn == be32toh(msg->src_ud_qpn)) &&
             !memcmp(&disc->peer_gid, &peer->gid, sizeof(peer->gid))) {
-            ++iface->discs_acked;
+            ++iface->conn.discs_acked;
             uct_pvrdma_conn_disc_free(iface, disc);
             return;
         }

@@ -48,15 +48,15 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 
     chan = uct_pvrdma_conn_find_chan(iface, &peer->gid, ud_qpn, conn_id);
     if ((chan == NULL) &&
-        (iface->num_unconfirmed >= iface->config.conn_pending_max)) {
+        (iface->conn.num_unconfirmed >= iface->config.conn_pending_max)) {
         /* its sender resends it; by then some are confirmed or closed.  No
          * address handle for it (issue 34: the cache held one for every
          * request, also those left unanswered). */
         ucs_debug("pvrdma: %s:%d: %u accepted connections unconfirmed "
                   "(UCX_PVRDMA_CONN_PENDING_MAX): request not answered",
                   iface->md->dev_name, iface->port_num,
-                  iface->num_unconfirmed);
-        ++iface->reqs_capped;
+                  iface->conn.num_unconfirmed);
+        ++iface->conn.reqs_capped;
         return;
     }
 
@@ -113,7 +113,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
     chan->unconfirmed  = 1;
     chan->next_rep     = ucs_get_time() + iface->config.conn_retry;
     chan->deadline     = ucs_get_time() + iface->config.conn_timeout;
-    ++iface->num_unconfirmed;
+    ++iface->conn.num_unconfirmed;
     chan->peer_has_tag = !!(req->hdr.flags & UCT_PVRDMA_CONN_F_EP_TAG);
     chan->peer_ep_tag  = be16toh(req->ep_tag);
     uct_pvrdma_chan_pair_ep(chan);
@@ -204,7 +204,7 @@ void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
                                            sizeof(gid_str)),
                      chan->peer_ud_qpn,
                      ucs_time_to_sec(iface->config.conn_timeout));
-            ++iface->chans_reaped;
+            ++iface->conn.chans_reaped;
             uct_pvrdma_chan_destroy(chan);
         } else if (now >= chan->next_rep) {
             /* a live requester answers it with an RTU */
@@ -223,6 +223,6 @@ void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan)
 {
     if (chan->unconfirmed) {
         chan->unconfirmed = 0;
-        --chan->iface->num_unconfirmed;
+        --chan->iface->conn.num_unconfirmed;
     }
 }

@@ -26,6 +26,20 @@
 #include "pvrdma_impl.h"
 
 
+/* No ep tagged; the first tag handed out is 0. */
+void uct_pvrdma_iface_ep_tags_init(uct_pvrdma_iface_ep_tags_t *tags)
+{
+    memset(tags, 0, sizeof(*tags));
+    kh_init_inplace(uct_pvrdma_ep_tags, &tags->map);
+}
+
+
+void uct_pvrdma_iface_ep_tags_cleanup(uct_pvrdma_iface_ep_tags_t *tags)
+{
+    kh_destroy_inplace(uct_pvrdma_ep_tags, &tags->map);
+}
+
+
 /* Give the ep a tag peers can name it by (none if 65536 eps exist). */
 void uct_pvrdma_ep_tag_add(uct_pvrdma_ep_t *ep)
 {
@@ -41,13 +55,13 @@ void uct_pvrdma_ep_tag_add(uct_pvrdma_ep_t *ep)
     }
 
     for (tries = 0; tries <= UINT16_MAX; ++tries) {
-        iter = kh_put(uct_pvrdma_ep_tags, &iface->ep_tags,
-                      iface->next_ep_tag++, &ret);
+        iter = kh_put(uct_pvrdma_ep_tags, &iface->ep_tags.map,
+                      iface->ep_tags.next++, &ret);
         if (ret < 0) {
             return; /* no memory: credits come by WRITE */
         } else if (ret > 0) {
-            kh_value(&iface->ep_tags, iter) = ep;
-            ep->credit_tag     = kh_key(&iface->ep_tags, iter);
+            kh_value(&iface->ep_tags.map, iter) = ep;
+            ep->credit_tag     = kh_key(&iface->ep_tags.map, iter);
             ep->has_credit_tag = 1;
             return;
         }
@@ -66,9 +80,9 @@ void uct_pvrdma_ep_tag_remove(uct_pvrdma_ep_t *ep)
         return;
     }
 
-    iter = kh_get(uct_pvrdma_ep_tags, &iface->ep_tags, ep->credit_tag);
-    if (iter != kh_end(&iface->ep_tags)) {
-        kh_del(uct_pvrdma_ep_tags, &iface->ep_tags, iter);
+    iter = kh_get(uct_pvrdma_ep_tags, &iface->ep_tags.map, ep->credit_tag);
+    if (iter != kh_end(&iface->ep_tags.map)) {
+        kh_del(uct_pvrdma_ep_tags, &iface->ep_tags.map, iter);
     }
     ep->has_credit_tag = 0;
 }
@@ -198,14 +212,14 @@ uct_pvrdma_chan_credit_ep(uct_pvrdma_chan_t *chan, uint16_t tag,
         return ep;
     }
 
-    iter = kh_get(uct_pvrdma_ep_tags, &iface->ep_tags, tag);
-    if (iter == kh_end(&iface->ep_tags)) {
+    iter = kh_get(uct_pvrdma_ep_tags, &iface->ep_tags.map, tag);
+    if (iter == kh_end(&iface->ep_tags.map)) {
         ucs_debug("pvrdma: %u credits for a destroyed ep (tag %u) dropped",
                   credits, tag);
         return NULL;
     }
 
-    ep = kh_value(&iface->ep_tags, iter);
+    ep = kh_value(&iface->ep_tags.map, iter);
     if (!uct_pvrdma_same_peer(ep, chan) ||
         (ep->state < UCT_PVRDMA_EP_CONNECTED_SR)) {
         ucs_diag("pvrdma: qp 0x%x: %u credits for ep %p (tag %u) of another "

@@ -74,7 +74,7 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
     }
 
     if (ep->state == UCT_PVRDMA_EP_CONNECTING) {
-        --iface->num_connecting;
+        --iface->conn.num_connecting;
     }
 
     ep->state  = UCT_PVRDMA_EP_FAILED;
@@ -121,11 +121,11 @@ int uct_pvrdma_ep_has_resources(uct_pvrdma_ep_t *ep)
      * the flag): until one comes back a request can only wait in the
      * queue.  Saying "resources" here made pending_add answer BUSY and UCP
      * retry the send at once, for ever (issue 34). */
-    if (ucs_unlikely(iface->tx_mp_exhausted)) {
+    if (ucs_unlikely(iface->bufs.tx_mp_exhausted)) {
         if (iface->tx_mp.freelist == NULL) {
             return 0;
         }
-        iface->tx_mp_exhausted = 0;
+        iface->bufs.tx_mp_exhausted = 0;
     }
 
     if (ep->credits.send <= ep->credits.reserved) {
@@ -257,7 +257,7 @@ int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now)
         (uct_pvrdma_ep_post_flush_write(iface, ep) != UCS_OK)) {
         return 0;
     }
-    ++iface->keepalives;
+    ++iface->watch.keepalives;
     pvrdma_common_watch_restart(&ep->alive, now);
     return 1;
 }
@@ -403,7 +403,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->status      = UCS_OK;
     self->fence       = 0;
     self->ah          = NULL;
-    self->conn_id     = iface->iface_uuid + (++iface->conn_seq);
+    self->conn_id     = iface->iface_uuid + (++iface->conn.seq);
     self->psn         = pvrdma_common_psn_new();
     self->credits_seen    = 0;
     memset(&self->alive, 0, sizeof(self->alive));
@@ -468,7 +468,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
     int ret;
 
     if (self->state == UCT_PVRDMA_EP_CONNECTING) {
-        --iface->num_connecting;
+        --iface->conn.num_connecting;
     }
     if (self->state != UCT_PVRDMA_EP_FAILED) {
         /* let the peer free its passive channel, which exists if it got a
@@ -502,8 +502,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
             uct_pvrdma_slot_put(self->credit_rx[i].chunk,
                                 self->credit_rx[i].index);
         }
-        iface->rx_reserved -= self->credit_rx_len;
-        iface->cq_budget   += self->credit_rx_len;
+        iface->cq_acct.rx_reserved -= self->credit_rx_len;
+        iface->cq_acct.budget      += self->credit_rx_len;
         uct_pvrdma_iface_zombie_add(iface, self->credit_rx_len);
     }
 }

@@ -532,49 +532,22 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     ucs_list_head_init(&self->eps);
     ucs_list_head_init(&self->chans);
     ucs_list_head_init(&self->discs);
-    self->num_discs      = 0;
-    self->discs_acked    = 0;
-    self->discs_expired  = 0;
     ucs_list_head_init(&self->pending_eps);
     ucs_list_head_init(&self->slot_chunks);
     ucs_list_head_init(&self->deferred_chans);
-    kh_init_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
-    self->next_ep_tag    = 0;
-    self->credits_by_imm = 0;
-    self->credits_by_msg = 0;
-    memset(&self->op_count, 0, sizeof(self->op_count));
-    /* ucs_class_malloc does not zero the object: progress reads these
-     * before anything else sets them (cq_armed with a NULL comp_channel
-     * would call ibv_get_cq_event(NULL)) */
-    self->comp_channel   = NULL;
-    self->cq_armed       = 0;
-    self->cq_hw_armed    = 0;
-    self->empty_polls    = 0;
-    self->armed_skips    = 0;
-    self->event_misses   = 0;
-    self->tx_signaled    = 0;
-    self->tx_outstanding = 0;
-    self->rx_reserved    = 0;
-    self->zombie_new     = 0;
-    self->zombie_wait    = 0;
-    self->cq_held        = 0;
-    self->num_chans      = 0;
-    self->rx_descs_inuse = 0;
     ucs_list_head_init(&self->rx_short_chans);
-    self->num_connecting = 0;
-    /* the class is not zeroed (UCS_CLASS_NEW mallocs): a stale count made
-     * every request look capped, and no connection was ever answered */
-    self->num_unconfirmed = 0;
-    self->chans_reaped    = 0;
-    self->reqs_capped     = 0;
-    self->tx_mp_exhausted = 0;
-    self->stall_since    = 0;
-    self->stall_reported = 0;
-    self->stall_kicks    = 0;
-    self->watch_calls    = 0;
-    self->watch_next     = 0;
-    self->keepalives     = 0;
-    self->conn_seq       = 0;
+    /* UCS_CLASS_NEW mallocs the object and progress reads this state
+     * before anything else sets it, so each group is reset whole by its
+     * own init: a field added to a group cannot be missed (fields reset one
+     * by one were missed: a stale conn.num_unconfirmed made every request
+     * look capped; a stale notify.armed would call ibv_get_cq_event(NULL)) */
+    uct_pvrdma_iface_ep_tags_init(&self->ep_tags);
+    uct_pvrdma_iface_conn_init(&self->conn);
+    uct_pvrdma_iface_op_count_init(&self->op_count);
+    uct_pvrdma_iface_notify_init(&self->notify);
+    uct_pvrdma_iface_cq_acct_init(&self->cq_acct);
+    uct_pvrdma_iface_bufs_init(&self->bufs);
+    uct_pvrdma_iface_watch_init(&self->watch);
 
     status = uct_pvrdma_iface_parse_dev_name(self,
                                              params->mode.device.dev_name);
@@ -667,17 +640,17 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     /* tests/bed/ucx.sh (churn with lost datagrams) parses this: the
      * channels peers left open, the disconnects of ours not acknowledged */
     uct_pvrdma_conn_discs_cleanup(self);
-    ucs_log(((self->discs_expired > 0) || (self->num_chans > 0)) ?
+    ucs_log(((self->conn.discs_expired > 0) || (self->conn.num_chans > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
             "pvrdma: %s:%d: iface %p closing: %u passive channels open; "
             "disconnects %" PRIu64 " acknowledged, %" PRIu64 " not",
-            self->md->dev_name, self->port_num, self, self->num_chans,
-            self->discs_acked, self->discs_expired);
+            self->md->dev_name, self->port_num, self, self->conn.num_chans,
+            self->conn.discs_acked, self->conn.discs_expired);
     ucs_list_for_each_safe(chan, tmp, &self->chans, list) {
         uct_pvrdma_chan_destroy(chan);
     }
     uct_pvrdma_iface_report_close(self);
-    kh_destroy_inplace(uct_pvrdma_ep_tags, &self->ep_tags);
+    uct_pvrdma_iface_ep_tags_cleanup(&self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);
     ibv_dereg_mr(self->scratch_mr);

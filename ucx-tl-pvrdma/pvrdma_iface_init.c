@@ -327,26 +327,51 @@ uct_pvrdma_iface_init_rdma_write(uct_pvrdma_iface_t *iface,
 /*  Completion queue and RC QPs                                            */
 /* ----------------------------------------------------------------------- */
 
+/* Nothing reserved, nothing in flight; the budget is set when the CQ is
+ * created (uct_pvrdma_iface_init_cq). */
+void uct_pvrdma_iface_cq_acct_init(uct_pvrdma_iface_cq_acct_t *acct)
+{
+    memset(acct, 0, sizeof(*acct));
+}
+
+
+/* No completion channel (never arm) and not armed: progress reads these
+ * before the CQ is created. */
+void uct_pvrdma_iface_notify_init(uct_pvrdma_iface_notify_t *notify)
+{
+    memset(notify, 0, sizeof(*notify));
+    notify->channel = NULL;
+}
+
+
+void uct_pvrdma_iface_notify_cleanup(uct_pvrdma_iface_notify_t *notify)
+{
+    if (notify->channel != NULL) {
+        ibv_destroy_comp_channel(notify->channel);
+    }
+}
+
+
 ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
 {
     uint32_t depth;
     int flags;
 
     if (iface->config.idle_polls > 0) {
-        iface->comp_channel = ibv_create_comp_channel(iface->md->ctx);
-        if (iface->comp_channel == NULL) {
+        iface->notify.channel = ibv_create_comp_channel(iface->md->ctx);
+        if (iface->notify.channel == NULL) {
             ucs_diag("pvrdma: ibv_create_comp_channel failed: %m; the CQ will "
                      "be polled continuously");
             iface->config.idle_polls = 0;
         } else {
-            flags = fcntl(iface->comp_channel->fd, F_GETFL);
-            if ((flags < 0) || (fcntl(iface->comp_channel->fd, F_SETFL,
+            flags = fcntl(iface->notify.channel->fd, F_GETFL);
+            if ((flags < 0) || (fcntl(iface->notify.channel->fd, F_SETFL,
                                       flags | O_NONBLOCK) < 0)) {
                 ucs_diag("pvrdma: cannot make the completion channel "
                          "non-blocking: %m; the CQ will be polled "
                          "continuously");
-                ibv_destroy_comp_channel(iface->comp_channel);
-                iface->comp_channel      = NULL;
+                ibv_destroy_comp_channel(iface->notify.channel);
+                iface->notify.channel    = NULL;
                 iface->config.idle_polls = 0;
             }
         }
@@ -359,13 +384,11 @@ ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
     iface->cq = pvrdma_common_create_cq(iface->md->ctx, &depth,
                                         iface->config.rx_queue_len +
                                         iface->config.tx_queue_len,
-                                        iface->comp_channel);
+                                        iface->notify.channel);
     if (iface->cq == NULL) {
         ucs_error("pvrdma: %s: ibv_create_cq(%u) failed: %m",
                   iface->md->dev_name, depth);
-        if (iface->comp_channel != NULL) {
-            ibv_destroy_comp_channel(iface->comp_channel);
-        }
+        uct_pvrdma_iface_notify_cleanup(&iface->notify);
         return UCS_ERR_IO_ERROR;
     }
 
@@ -373,7 +396,7 @@ ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
         ucs_diag("pvrdma: %s: the device refused a CQ of %u entries, using "
                  "%u", iface->md->dev_name, iface->profile.cq_depth, depth);
     }
-    iface->cq_budget = iface->cq->cqe;
+    iface->cq_acct.budget = iface->cq->cqe;
     return UCS_OK;
 }
 
@@ -381,9 +404,7 @@ ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
 void uct_pvrdma_iface_cleanup_cq(uct_pvrdma_iface_t *iface)
 {
     ibv_destroy_cq(iface->cq);
-    if (iface->comp_channel != NULL) {
-        ibv_destroy_comp_channel(iface->comp_channel);
-    }
+    uct_pvrdma_iface_notify_cleanup(&iface->notify);
 }
 
 
@@ -433,6 +454,13 @@ ucs_status_t uct_pvrdma_iface_create_rc_qp(uct_pvrdma_iface_t *iface,
 /*  Buffer pools                                                           */
 /* ----------------------------------------------------------------------- */
 
+/* No receive buffer taken, the send pool not found empty. */
+void uct_pvrdma_iface_bufs_init(uct_pvrdma_iface_bufs_t *bufs)
+{
+    memset(bufs, 0, sizeof(*bufs));
+}
+
+
 static void uct_pvrdma_tx_desc_init(uct_iface_h tl_iface UCS_V_UNUSED,
                                     void *obj, uct_mem_h memh)
 {
@@ -456,7 +484,7 @@ static void uct_pvrdma_iface_release_desc(uct_recv_desc_t *self, void *desc)
     uct_pvrdma_iface_t *iface = ucs_container_of(self, uct_pvrdma_iface_t,
                                                  release_desc);
 
-    --iface->rx_descs_inuse;
+    --iface->bufs.rx_descs_inuse;
     ucs_mpool_put_inline(UCS_PTR_BYTE_OFFSET(desc,
                                  -(ptrdiff_t)iface->rx_headroom_offset));
 }

@@ -17,6 +17,13 @@
 /*  Debug reports                                                          */
 /* ----------------------------------------------------------------------- */
 
+/* Every count 0 (printed at close, uct_pvrdma_iface_report_close). */
+void uct_pvrdma_iface_op_count_init(uct_pvrdma_iface_op_count_t *op_count)
+{
+    memset(op_count, 0, sizeof(*op_count));
+}
+
+
 /* Debug level: what the connections of this iface cost (item "what a
  * connection costs" of the scaling work): CQ entries and receive buffers.
  * @p chan: the channel just created (its own queue), or NULL (average). */
@@ -35,14 +42,16 @@ void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
         total += (size_t)c->rx_len * desc_size;
     }
     per_peer = (chan != NULL) ? (size_t)chan->rx_len * desc_size :
-               (iface->num_chans > 0) ? total / iface->num_chans :
+               (iface->conn.num_chans > 0) ? total / iface->conn.num_chans :
                (size_t)iface->config.rx_queue_len * desc_size;
     ucs_debug("pvrdma: %s:%d: %u chans, CQ %d entries (%u reserved for "
               "receives, %u sends in flight max), receive buffers %zu KiB "
               "per peer%s, %zu KiB in total (%s)", iface->md->dev_name,
-              iface->port_num, iface->num_chans, iface->cq->cqe,
-              iface->rx_reserved, iface->cq_budget, (size_t)(per_peer / UCS_KBYTE),
-              (chan != NULL) ? " (this one)" : "", (size_t)(total / UCS_KBYTE), why);
+              iface->port_num, iface->conn.num_chans, iface->cq->cqe,
+              iface->cq_acct.rx_reserved, iface->cq_acct.budget,
+              (size_t)(per_peer / UCS_KBYTE),
+              (chan != NULL) ? " (this one)" : "", (size_t)(total / UCS_KBYTE),
+              why);
 }
 
 
@@ -65,9 +74,9 @@ void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
     }
     ucs_debug("pvrdma: %s:%d: iface %p receive pool: %u buffers in use, "
               "%zu in the pool (%zu KiB), %u chans (%s)", iface->md->dev_name,
-              iface->port_num, iface, iface->rx_descs_inuse, elems,
+              iface->port_num, iface, iface->bufs.rx_descs_inuse, elems,
               (size_t)(elems * iface->rx_mp.data->elem_size / UCS_KBYTE),
-              iface->num_chans, why);
+              iface->conn.num_chans, why);
 }
 
 
@@ -110,8 +119,8 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
     /* tests/bed/ucx.sh reads this to see which way credits went */
     ucs_debug("pvrdma: %s:%d: iface %p closed; credits returned: %" PRIu64
               " in AM immediates, %" PRIu64 " by WRITE/SEND",
-              iface->md->dev_name, iface->port_num, iface, iface->credits_by_imm,
-              iface->credits_by_msg);
+              iface->md->dev_name, iface->port_num, iface,
+              iface->op_count.credits_by_imm, iface->op_count.credits_by_msg);
     /* The bed tests read this to prove which mode the run used: GETs by
      * RDMA READ or not (UCX_PVRDMA_RDMA_READ), PUTs by RDMA WRITE or
      * send/recv only (UCX_PVRDMA_RDMA_WRITE), CQ armed or polled
@@ -124,7 +133,7 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
               iface->op_count.rdma_reads, iface->op_count.rdma_read_max,
               iface->op_count.rdma_writes, iface->op_count.rdma_write_max,
               iface->op_count.cq_arms, iface->op_count.cq_events,
-              iface->keepalives);
+              iface->watch.keepalives);
     /* tests/bed/ucx.sh reads this: the capped pool really ran dry */
     ucs_debug("pvrdma: %s:%d: iface %p send pool: ran dry %" PRIu64 " times "
               "(UCX_PVRDMA_TX_MAX_BUFS, or the locked-memory limit)",
@@ -153,12 +162,13 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
             iface->ud.dgram.spoofed,
             iface->ud.dgram.resets, ucs_list_length(&iface->ud.ahs));
     /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
-    ucs_log(((iface->chans_reaped > 0) || (iface->reqs_capped > 0)) ?
+    ucs_log(((iface->conn.chans_reaped > 0) ||
+             (iface->conn.reqs_capped > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
             "pvrdma: %s:%d: iface %p: %" PRIu64 " accepted connections "
             "closed unconfirmed after UCX_PVRDMA_CONN_TIMEOUT, %" PRIu64
             " connection requests not answered at "
             "UCX_PVRDMA_CONN_PENDING_MAX (%u)", iface->md->dev_name,
-            iface->port_num, iface, iface->chans_reaped, iface->reqs_capped,
-            iface->config.conn_pending_max);
+            iface->port_num, iface, iface->conn.chans_reaped,
+            iface->conn.reqs_capped, iface->config.conn_pending_max);
 }

@@ -54,8 +54,8 @@ uct_pvrdma_txq_has_room(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)
     if (ucs_unlikely(txq->avail == 0)) {
         return 0;
     }
-    if (ucs_likely(iface->tx_outstanding + iface->cq_held <
-                   iface->cq_budget)) {
+    if (ucs_likely(iface->cq_acct.tx_outstanding + iface->cq_acct.held <
+                   iface->cq_acct.budget)) {
         return 1;
     }
     ++iface->op_count.cq_full;
@@ -81,11 +81,11 @@ uct_pvrdma_txq_retire(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     count                  = sn - txq->acked_sn;
     txq->avail            += count;
     txq->acked_sn          = sn;
-    iface->tx_outstanding -= count;
+    iface->cq_acct.tx_outstanding -= count;
     if (txq->acked_sn == txq->posted_sn) {
         /* nothing left in flight: no signalled completion is coming (a
          * flushed QP may have reported them as errors, not counted) */
-        iface->tx_signaled -= txq->signaled;
+        iface->cq_acct.tx_signaled -= txq->signaled;
         txq->signaled       = 0;
     }
 }
@@ -165,8 +165,8 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     int ret;
 
     signal = signal || (txq->unsignaled + 1 >= txq->moderation);
-    if (ucs_unlikely(iface->tx_outstanding + iface->cq_held + 1 >=
-                     iface->cq_budget) &&
+    if (ucs_unlikely(iface->cq_acct.tx_outstanding + iface->cq_acct.held + 1 >=
+                     iface->cq_acct.budget) &&
         !signal) {
         /* This WR takes the last free CQ entry: nothing more may be posted
          * until a completion retires WRs, and only a signalled WR produces
@@ -195,13 +195,13 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
 
     ++txq->posted_sn;
     --txq->avail;
-    if (++iface->tx_outstanding > iface->op_count.tx_outstanding_max) {
-        iface->op_count.tx_outstanding_max = iface->tx_outstanding;
+    if (++iface->cq_acct.tx_outstanding > iface->op_count.tx_outstanding_max) {
+        iface->op_count.tx_outstanding_max = iface->cq_acct.tx_outstanding;
     }
     if (signal) {
         txq->unsignaled = 0;
         ++txq->signaled;
-        ++iface->tx_signaled;
+        ++iface->cq_acct.tx_signaled;
     } else {
         ++txq->unsignaled;
     }
@@ -247,7 +247,7 @@ uct_pvrdma_ep_am_imm(uct_pvrdma_ep_t *ep, uint8_t id, uint32_t *credits_p)
 
     credits    = pvrdma_common_credits_piggyback(&chan->credits);
     *credits_p = credits;
-    chan->iface->credits_by_imm += credits;
+    chan->iface->op_count.credits_by_imm += credits;
     return htonl(pvrdma_common_imm_pack(id, credits, chan->peer_ep_tag));
 }
 
@@ -257,7 +257,7 @@ uct_pvrdma_ep_am_imm_undo(uct_pvrdma_ep_t *ep, uint32_t credits)
 {
     if (credits > 0) {
         pvrdma_common_credits_unpiggyback(&ep->rev_chan->credits, credits);
-        ep->rev_chan->iface->credits_by_imm -= credits;
+        ep->rev_chan->iface->op_count.credits_by_imm -= credits;
     }
 }
 
@@ -345,7 +345,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface);
 static UCS_F_ALWAYS_INLINE void
 uct_pvrdma_iface_tx_mp_empty(uct_pvrdma_iface_t *iface)
 {
-    iface->tx_mp_exhausted = 1;
+    iface->bufs.tx_mp_exhausted = 1;
     ++iface->op_count.tx_mp_empty;
 }
 

@@ -33,10 +33,10 @@ void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
      * the CQ, or be put there by the destroy itself (SoftRoCE flushes),
      * and will not be found any more: they stay counted until the CQ has
      * been drained (zombies). */
-    iface->tx_signaled    -= txq->signaled;
-    txq->signaled          = 0;
-    iface->tx_outstanding -= outstanding;
-    txq->acked_sn          = txq->posted_sn;
+    iface->cq_acct.tx_signaled    -= txq->signaled;
+    txq->signaled                  = 0;
+    iface->cq_acct.tx_outstanding -= outstanding;
+    txq->acked_sn                  = txq->posted_sn;
     uct_pvrdma_iface_zombie_add(iface, outstanding);
 }
 
@@ -44,17 +44,17 @@ void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
 /*
  * @p count CQ entries of a QP being destroyed (its receives posted, its
  * send WRs in flight) may still be in the CQ, without a QP to find them
- * by: keep them out of cq_budget (if they were not already) until a poll
- * that begins after now finds the CQ empty; the CQ is FIFO and no
+ * by: keep them out of cq_acct.budget (if they were not already) until a
+ * poll that begins after now finds the CQ empty; the CQ is FIFO and no
  * completion of a QP arrives after ibv_destroy_qp returns, so by then
  * every one of them has been polled (and ignored).  The caller has already
- * removed them from what they were counted in (rx_reserved or
- * tx_outstanding); receives reserved but not posted need no wait.
+ * removed them from what they were counted in (cq_acct.rx_reserved or
+ * cq_acct.tx_outstanding); receives reserved but not posted need no wait.
  */
 void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count)
 {
-    iface->cq_budget  -= count;
-    iface->zombie_new += count;
+    iface->cq_acct.budget     -= count;
+    iface->cq_acct.zombie_new += count;
 }
 
 
@@ -110,7 +110,7 @@ static void uct_pvrdma_iface_handle_send_wc(uct_pvrdma_iface_t *iface,
      * zeroes the signalled count when the last one is in) */
     if ((wc->status == IBV_WC_SUCCESS) && (txq->signaled > 0)) {
         --txq->signaled;
-        --iface->tx_signaled;
+        --iface->cq_acct.tx_signaled;
     }
     uct_pvrdma_txq_retire(iface, txq, wc->wr_id);
 
@@ -170,8 +170,8 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
 
     /* QPs destroyed before this poll: their completions are in the CQ
      * already, so a poll that drains it has seen them all */
-    iface->zombie_wait += iface->zombie_new;
-    iface->zombie_new   = 0;
+    iface->cq_acct.zombie_wait += iface->cq_acct.zombie_new;
+    iface->cq_acct.zombie_new   = 0;
 
     n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
     if (ucs_unlikely(n < 0)) {
@@ -182,10 +182,11 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
                   iface->md->dev_name, iface->port_num, n);
     }
 
-    if ((n < (int)iface->config.poll_batch) && (iface->zombie_wait > 0)) {
+    if ((n < (int)iface->config.poll_batch) &&
+        (iface->cq_acct.zombie_wait > 0)) {
         /* the CQ is empty: no completion of a destroyed QP is left */
-        iface->cq_budget   += iface->zombie_wait;
-        iface->zombie_wait  = 0;
+        iface->cq_acct.budget      += iface->cq_acct.zombie_wait;
+        iface->cq_acct.zombie_wait  = 0;
     }
 
     for (i = 0; i < n; ++i) {
@@ -233,8 +234,8 @@ static int uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
 {
     int ret;
 
-    if (iface->cq_hw_armed) {
-        iface->cq_armed = 1;
+    if (iface->notify.hw_armed) {
+        iface->notify.armed = 1;
         return 0;
     }
     ret = ibv_req_notify_cq(iface->cq, 0);
@@ -243,8 +244,8 @@ static int uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
                  strerror(ret));
         return 0;
     }
-    iface->cq_armed    = 1;
-    iface->cq_hw_armed = 1;
+    iface->notify.armed    = 1;
+    iface->notify.hw_armed = 1;
     /* the bed tests tell an armed CQ from a polled one by this count */
     ++iface->op_count.cq_arms;
     return 1;
@@ -257,11 +258,11 @@ static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
     struct ibv_cq *ev_cq;
     void *ev_ctx;
 
-    if (ibv_get_cq_event(iface->comp_channel, &ev_cq, &ev_ctx) != 0) {
+    if (ibv_get_cq_event(iface->notify.channel, &ev_cq, &ev_ctx) != 0) {
         return 0; /* EAGAIN: nothing happened */
     }
     ibv_ack_cq_events(ev_cq, 1);
-    iface->cq_hw_armed = 0; /* an event disarms the CQ */
+    iface->notify.hw_armed = 0; /* an event disarms the CQ */
     /* the bed tests see from this count whether the device delivered CQ
      * events (QEMU's pvrdma model does not: safety polls find the work) */
     ++iface->op_count.cq_events;
@@ -277,7 +278,7 @@ static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
  */
 static void uct_pvrdma_iface_event_missed(uct_pvrdma_iface_t *iface)
 {
-    if (++iface->event_misses < UCT_PVRDMA_EVENT_MISSES_MAX) {
+    if (++iface->notify.event_misses < UCT_PVRDMA_EVENT_MISSES_MAX) {
         return;
     }
     ucs_diag("pvrdma: %s:%d: the device does not deliver CQ events; polling "
@@ -289,7 +290,7 @@ static void uct_pvrdma_iface_event_missed(uct_pvrdma_iface_t *iface)
 
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 {
-    iface->empty_polls = 0;
+    iface->notify.empty_polls = 0;
 }
 
 
@@ -297,8 +298,10 @@ void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
  * messages from peers can come (the idle wait may back off) */
 static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
 {
-    return (iface->tx_signaled == 0) && (iface->num_connecting == 0) &&
-           (iface->num_unconfirmed == 0) && (iface->num_discs == 0) &&
+    return (iface->cq_acct.tx_signaled == 0) &&
+           (iface->conn.num_connecting == 0) &&
+           (iface->conn.num_unconfirmed == 0) &&
+           (iface->conn.num_discs == 0) &&
            !iface->ud.dgram.resetting &&
            !iface->ud.dgram.broken &&
            ucs_list_is_empty(&iface->pending_eps) &&
@@ -329,16 +332,16 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
      * idle_polls calls the CQ is polled anyway, because some devices never
      * deliver the event (QEMU's pvrdma device model: measured, an armed
      * am_lat never completed). */
-    if (iface->cq_armed && (iface->tx_signaled == 0)) {
+    if (iface->notify.armed && (iface->cq_acct.tx_signaled == 0)) {
         if (uct_pvrdma_iface_cq_event(iface)) {
-            iface->event_misses = 0;
+            iface->notify.event_misses = 0;
             evented             = 1;
-        } else if (++iface->armed_skips < iface->config.idle_polls) {
+        } else if (++iface->notify.armed_skips < iface->config.idle_polls) {
             goto out;
         } else {
             safety = 1;
         }
-        iface->armed_skips = 0;
+        iface->notify.armed_skips = 0;
     }
 
     /* the bounded idle wait: only waiting for messages since IDLE_SPIN,
@@ -348,28 +351,30 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
                                       uct_pvrdma_iface_only_waiting(iface))) {
         goto out;
     }
-    iface->cq_armed = 0;
+    iface->notify.armed = 0;
     count = uct_pvrdma_iface_poll_cq(iface);
     pvrdma_common_idle_wait_found(&iface->idle, count);
     if (count > 0) {
-        iface->empty_polls = 0;
+        iface->notify.empty_polls = 0;
         if (safety) {
             uct_pvrdma_iface_event_missed(iface);
         }
-    } else if ((iface->config.idle_polls > 0) && (iface->tx_signaled == 0) &&
-               (++iface->empty_polls >= iface->config.idle_polls)) {
+    } else if ((iface->config.idle_polls > 0) &&
+               (iface->cq_acct.tx_signaled == 0) &&
+               (++iface->notify.empty_polls >= iface->config.idle_polls)) {
         /* a completion may have arrived before arming */
         if (uct_pvrdma_iface_arm_cq(iface)) {
             count = uct_pvrdma_iface_poll_cq(iface);
             if (count > 0) {
-                iface->empty_polls = 0;
+                iface->notify.empty_polls = 0;
             }
         }
     }
 
 out:
-    if (ucs_unlikely((iface->num_connecting > 0) ||
-                     (iface->num_unconfirmed > 0) || (iface->num_discs > 0))) {
+    if (ucs_unlikely((iface->conn.num_connecting > 0) ||
+                     (iface->conn.num_unconfirmed > 0) ||
+                     (iface->conn.num_discs > 0))) {
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {

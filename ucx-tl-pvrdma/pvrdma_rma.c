@@ -16,8 +16,9 @@
  * close): the bed tests assert from these counts whether GETs went by RDMA
  * READ and PUTs by RDMA WRITE.  Every user READ and WRITE is posted by
  * uct_pvrdma_ep_rdma_post, and only those: the credit-return WRITEs
- * (pvrdma_chan.c, counted in credits_by_msg) and the zero-length flush
- * WRITE (uct_pvrdma_ep_flush) carry no user data and are not counted.
+ * (pvrdma_chan.c, counted in op_count.credits_by_msg) and the zero-length
+ * flush WRITE (uct_pvrdma_ep_flush) carry no user data and are not
+ * counted.
  * @p opcode is a constant at every call site, so this is one increment and
  * one comparison.
  */

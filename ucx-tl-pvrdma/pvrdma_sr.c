@@ -120,7 +120,7 @@ void uct_pvrdma_chan_send_credits(uct_pvrdma_chan_t *chan,
     wr->opcode = IBV_WR_SEND;
     if (uct_pvrdma_txq_post(chan->iface, &chan->txq, wr, 1) == UCS_OK) {
         chan->credit_inflight        = 1;
-        chan->iface->credits_by_msg += count;
+        chan->iface->op_count.credits_by_msg += count;
     } else {
         /* still owed: returned with the next attempt */
         *total -= count;
@@ -182,15 +182,15 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
     unsigned i, held;
 
     /* TX_QUEUE_LEN entries always stay for sends (pvrdma_chan.c) */
-    if (iface->cq_budget < UCT_PVRDMA_CREDIT_RX_LEN +
-                           iface->config.tx_queue_len) {
+    if (iface->cq_acct.budget < UCT_PVRDMA_CREDIT_RX_LEN +
+                                iface->config.tx_queue_len) {
         ucs_error("pvrdma: %s:%d: completion queue full, cannot connect more "
                   "endpoints: CQ %d entries, %u reserved for receives, %u "
                   "sends in flight, %u connections from peers, %zu "
                   "endpoints (raise UCX_PVRDMA_CQ_LEN or lower "
                   "UCX_PVRDMA_RX_QUEUE_LEN)", iface->md->dev_name,
-                  iface->port_num, iface->cq->cqe, iface->rx_reserved,
-                  iface->tx_outstanding, iface->num_chans,
+                  iface->port_num, iface->cq->cqe, iface->cq_acct.rx_reserved,
+                  iface->cq_acct.tx_outstanding, iface->conn.num_chans,
                   ucs_list_length(&iface->eps));
         return UCS_ERR_EXCEEDS_LIMIT;
     }
@@ -199,13 +199,14 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
      * and one must stay free (see uct_pvrdma_txq_post).  If those are busy
      * now, the reply is not taken: the ep resends its request within
      * CONN_RETRY, the peer its saved reply, and meanwhile new sends leave
-     * the entries free (cq_held). */
-    held           = iface->cq_held; /* maybe ours, from the last reply */
-    iface->cq_held = 0;
-    if (iface->cq_budget < iface->tx_outstanding +
-                           UCT_PVRDMA_CREDIT_RX_LEN + 1) {
+     * the entries free (cq_acct.held).  What is held may be ours, from
+     * the last reply. */
+    held                = iface->cq_acct.held;
+    iface->cq_acct.held = 0;
+    if (iface->cq_acct.budget < iface->cq_acct.tx_outstanding +
+                                UCT_PVRDMA_CREDIT_RX_LEN + 1) {
         (void)uct_pvrdma_ep_retire_all_unsignaled(iface);
-        iface->cq_held = ucs_max(held, UCT_PVRDMA_CREDIT_RX_LEN);
+        iface->cq_acct.held = ucs_max(held, UCT_PVRDMA_CREDIT_RX_LEN);
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -228,8 +229,8 @@ ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)
 
     ep->credit_rx_len    = UCT_PVRDMA_CREDIT_RX_LEN;
     ep->txq.moderation   = 1;
-    iface->cq_budget    -= UCT_PVRDMA_CREDIT_RX_LEN;
-    iface->rx_reserved  += UCT_PVRDMA_CREDIT_RX_LEN;
+    iface->cq_acct.budget      -= UCT_PVRDMA_CREDIT_RX_LEN;
+    iface->cq_acct.rx_reserved += UCT_PVRDMA_CREDIT_RX_LEN;
     /* (whoever else waited holds again when its request comes again) */
     return UCS_OK;
 

@@ -33,6 +33,13 @@
 #define UCT_PVRDMA_STALL_KICKS      5
 
 
+/* No stall seen, the keepalive not looked yet, no probe posted. */
+void uct_pvrdma_iface_watch_init(uct_pvrdma_iface_watch_t *watch)
+{
+    memset(watch, 0, sizeof(*watch));
+}
+
+
 static const char *uct_pvrdma_qp_state_name(struct ibv_qp *qp)
 {
     static const char *names[] = {
@@ -56,8 +63,8 @@ static const char *uct_pvrdma_qp_state_name(struct ibv_qp *qp)
 
 static void uct_pvrdma_iface_stall_report(uct_pvrdma_iface_t *iface)
 {
-    ucs_log_level_t level = (iface->tx_signaled > 0) ? UCS_LOG_LEVEL_WARN :
-                                                       UCS_LOG_LEVEL_DIAG;
+    ucs_log_level_t level = (iface->cq_acct.tx_signaled > 0) ?
+                            UCS_LOG_LEVEL_WARN : UCS_LOG_LEVEL_DIAG;
     char gid[64];
     uct_pvrdma_ep_t *ep;
     uct_pvrdma_chan_t *chan;
@@ -69,9 +76,11 @@ static void uct_pvrdma_iface_stall_report(uct_pvrdma_iface_t *iface)
             "in flight (%u signalled), CQ budget %u (%u held), %u eps with "
             "pending sends, %u connecting, %u chans, %u kicks",
             iface->md->dev_name, iface->port_num, UCT_PVRDMA_STALL_REPORT_S,
-            iface->tx_outstanding, iface->tx_signaled, iface->cq_budget,
-            iface->cq_held, (unsigned)ucs_list_length(&iface->pending_eps),
-            iface->num_connecting, iface->num_chans, iface->stall_kicks);
+            iface->cq_acct.tx_outstanding, iface->cq_acct.tx_signaled,
+            iface->cq_acct.budget, iface->cq_acct.held,
+            (unsigned)ucs_list_length(&iface->pending_eps),
+            iface->conn.num_connecting, iface->conn.num_chans,
+            iface->watch.stall_kicks);
 
     ucs_list_for_each(ep, &iface->eps, list) {
         if ((ep->txq.signaled == 0) && ucs_queue_is_empty(&ep->pending)) {
@@ -126,7 +135,7 @@ static void uct_pvrdma_ep_kick_watch(uct_pvrdma_iface_t *iface,
         return;
     }
     pvrdma_common_watch_acted(&ep->kick);
-    ++iface->stall_kicks;
+    ++iface->watch.stall_kicks;
     ucs_diag("pvrdma: %s:%d: ep %p: %u signalled WRs neither completed nor "
              "failed for %.0f s: kicked with a zero-length WRITE (%u/%d)",
              iface->md->dev_name, iface->port_num, ep, ep->txq.signaled,
@@ -140,21 +149,23 @@ void uct_pvrdma_iface_stall_watch(uct_pvrdma_iface_t *iface, unsigned count)
     double waited;
 
     if ((count > 0) ||
-        ((iface->tx_signaled == 0) && ucs_list_is_empty(&iface->pending_eps))) {
-        iface->stall_since    = 0;
-        iface->stall_reported = 0;
-        iface->stall_kicks    = 0;
+        ((iface->cq_acct.tx_signaled == 0) &&
+         ucs_list_is_empty(&iface->pending_eps))) {
+        iface->watch.stall_since    = 0;
+        iface->watch.stall_reported = 0;
+        iface->watch.stall_kicks    = 0;
         return;
     }
 
-    if (iface->stall_since == 0) {
-        iface->stall_since = ucs_get_time();
+    if (iface->watch.stall_since == 0) {
+        iface->watch.stall_since = ucs_get_time();
         return;
     }
 
-    waited = ucs_time_to_sec(ucs_get_time() - iface->stall_since);
-    if (!iface->stall_reported && (waited >= UCT_PVRDMA_STALL_REPORT_S)) {
-        iface->stall_reported = 1;
+    waited = ucs_time_to_sec(ucs_get_time() - iface->watch.stall_since);
+    if (!iface->watch.stall_reported &&
+        (waited >= UCT_PVRDMA_STALL_REPORT_S)) {
+        iface->watch.stall_reported = 1;
         uct_pvrdma_iface_stall_report(iface);
     }
 }
@@ -198,7 +209,7 @@ static void uct_pvrdma_chans_keepalive(uct_pvrdma_iface_t *iface,
         } else if (pvrdma_common_watch_due(&chan->alive, chan->rx_total, now,
                                            iface->config.keepalive, 0) &&
                    uct_pvrdma_chan_probe(chan)) {
-            ++iface->keepalives;
+            ++iface->watch.keepalives;
             pvrdma_common_watch_restart(&chan->alive, now);
             ucs_debug("pvrdma: keepalive probe on chan %p", chan);
         }
@@ -211,16 +222,17 @@ void uct_pvrdma_iface_keepalive_watch(uct_pvrdma_iface_t *iface)
     ucs_time_t now;
     uct_pvrdma_ep_t *ep;
 
-    if (((iface->config.keepalive == 0) && (iface->tx_signaled == 0)) ||
-        (++iface->watch_calls < UCT_PVRDMA_WATCH_CALLS)) {
+    if (((iface->config.keepalive == 0) &&
+         (iface->cq_acct.tx_signaled == 0)) ||
+        (++iface->watch.calls < UCT_PVRDMA_WATCH_CALLS)) {
         return;
     }
-    iface->watch_calls = 0;
+    iface->watch.calls = 0;
     now                = ucs_get_time();
-    if (now < iface->watch_next) {
+    if (now < iface->watch.next) {
         return;
     }
-    iface->watch_next = now + ucs_time_from_sec(1.0);
+    iface->watch.next = now + ucs_time_from_sec(1.0);
 
     ucs_list_for_each(ep, &iface->eps, list) {
         if (ep->txq.signaled > 0) {

@@ -150,13 +150,13 @@ ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
     iface->ud.rx_len  = ucs_min(iface->ud.rx_len,
                                 iface->md->dev_attr.max_qp_wr);
 
-    if (iface->cq_budget < iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN +
-                           iface->config.tx_queue_len) {
+    if (iface->cq_acct.budget < iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN +
+                                iface->config.tx_queue_len) {
         ucs_error("pvrdma: %s:%d: the completion queue has %u entries, the "
                   "connection QP (UCX_PVRDMA_UD_RX_QUEUE_LEN=%u + %u) and one "
                   "send queue (UCX_PVRDMA_TX_QUEUE_LEN=%u) need more: raise "
                   "UCX_PVRDMA_CQ_LEN or lower those", iface->md->dev_name,
-                  iface->port_num, iface->cq_budget, iface->ud.rx_len,
+                  iface->port_num, iface->cq_acct.budget, iface->ud.rx_len,
                   UCT_PVRDMA_UD_TX_LEN, iface->config.tx_queue_len);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -183,8 +183,8 @@ ucs_status_t uct_pvrdma_ud_init(uct_pvrdma_iface_t *iface)
               iface->port_num, iface, iface->ud.dgram.qp->qp_num,
               UCT_PVRDMA_UD_QKEY, sizeof(uct_pvrdma_conn_msg_t),
               UCT_PVRDMA_CONN_VERSION);
-    iface->cq_budget   -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
-    iface->rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
+    iface->cq_acct.budget      -= iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
+    iface->cq_acct.rx_reserved += iface->ud.rx_len + UCT_PVRDMA_UD_TX_LEN;
     return UCS_OK;
 }
 
