@@ -168,9 +168,9 @@ btl 2x1: large messages by send/recv copies (no RDMA op)" \
     # the BTL says why not at start-up; osc pt2pt serves windows (up to 64
     # B here: this model moves a message in ~4 ms)
     sub_suite "btl one-sided: btl_pvrdma_atomics on, device without atomics
-btl 2x2 one-sided, defaults (osc pt2pt): osc
-btl 2x2 one-sided, defaults (osc pt2pt): run exits 0
-btl 2x2 one-sided, defaults: osc pt2pt served the windows" \
+btl 2x2 one-sided, atomics off (osc pt2pt): osc
+btl 2x2 one-sided, atomics off (osc pt2pt): run exits 0
+btl 2x2 one-sided, atomics off: osc pt2pt served the windows" \
         env BTL_ONLY="osc" BTL_OSC_MAX=64 bash "$TOP/tests/bed/btl.sh"
     sub_suite "ucp tag 0..1 MiB verified, RDMA READ off (PVRDMA profile)$
 ucp tag 0..1 MiB verified, RDMA READ off (PVRDMA profile) (server side)
