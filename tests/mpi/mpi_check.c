@@ -5,7 +5,8 @@
  * @brief Transport-agnostic MPI correctness checks: every byte verified.
  *
  * Usage: mpi_check [--thread-multiple] [--max-size BYTES] [--isends N] [--wait S]
- *                  [--hold FILE] [--peerwait-sends N] [--osc-skip LIST] [--quick]
+ *                  [--hold FILE] [--hold-end FILE] [--peerwait-sends N]
+ *                  [--osc-skip LIST] [--quick]
  *                  [TEST...]
  * Tests: p2p (blocking, sizes 0,1,7, powers of two, odd sizes around
  * protocol thresholds), nb (non-blocking all-pairs), same_host (pairs
@@ -53,6 +54,10 @@
  * makes MPI progress (MPI_Iprobe, no message) until FILE exists on its
  * host, before any test: the bed starts something on the fabric (a burst
  * of stray datagrams) and then lets the job connect its peers.
+ * --hold-end FILE: the same after the tests, before MPI_Finalize, but
+ * progressing without a pause, as a rank waiting in MPI_Recv: the job's
+ * connections are made and every rank reads its connection QP (an
+ * eavesdropper's replays meet ranks that poll: tests/bed/replay.sh).
  *
  * Rank 0 prints one line per test, "ok - NAME" or "not ok - NAME: REASON"
  * (the first failure seen on any rank), and the program exits non-zero if
@@ -190,19 +195,30 @@ static void report_init_time(const struct timespec *started)
     }
 }
 
-/* --hold FILE: progress without talking to anyone until FILE exists */
-static void hold(const char *file)
+/* --hold FILE: progress without talking to anyone until FILE exists;
+ * @p spin: progress without a pause (as a rank waiting in MPI_Recv does),
+ * looking for FILE every 10 ms; else one MPI_Iprobe per 10 ms */
+static void hold(const char *file, int spin)
 {
     const struct timespec tick = {0, 10 * 1000 * 1000};
     struct stat sb;
+    double next = 0;
     int flag;
 
     printf("mpi_check: rank %d holds until %s exists\n", rank, file);
     fflush(stdout);
-    while (stat(file, &sb) != 0) {
+    for (;;) {
+        if (!spin || MPI_Wtime() >= next) {
+            if (stat(file, &sb) == 0) {
+                break;
+            }
+            next = MPI_Wtime() + 0.01;
+        }
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
                    MPI_STATUS_IGNORE);
-        nanosleep(&tick, NULL);
+        if (!spin) {
+            nanosleep(&tick, NULL);
+        }
     }
 }
 
@@ -245,7 +261,7 @@ static int run(const struct test *t)
 
 int main(int argc, char **argv)
 {
-    const char *only[32], *hold_file = NULL;
+    const char *only[32], *hold_file = NULL, *hold_end_file = NULL;
     int nonly = 0, failed = 0;
 
     struct timespec started;
@@ -276,6 +292,8 @@ int main(int argc, char **argv)
             osc_skip = argv[++i];
         } else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
             hold_file = argv[++i];
+        } else if (!strcmp(argv[i], "--hold-end") && i + 1 < argc) {
+            hold_end_file = argv[++i];
         } else if (!strcmp(argv[i], "--quick")) {
             max_size = 1u << 20;
             flood_count = 1000;
@@ -291,7 +309,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (hold_file != NULL) {
-        hold(hold_file);
+        hold(hold_file, 0);
     }
     for (size_t t = 0; t < sizeof(tests) / sizeof(tests[0]); ++t) {
         int selected = nonly == 0 && !tests[t].named_only;
@@ -301,6 +319,10 @@ int main(int argc, char **argv)
         if (selected) {
             failed += run(&tests[t]);
         }
+    }
+    if (hold_end_file != NULL) {
+        hold(hold_end_file, 1);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     MPI_Finalize();
     /* One line per rank once MPI_Finalize has returned: the bed's scripts
