@@ -42,6 +42,30 @@ static void test_window(void)
     pvrdma_common_replay_fini(&r);
 }
 
+/* The top of the range: a sender's counter starts at the wall clock in ns
+ * (common/ud.c) and would need 584 years to wrap, so a number past the top
+ * is never fresh again: at UINT64_MAX the window still works, and a
+ * wrapped-around 0 is refused as old, never taken as new. */
+static void test_wrap(void)
+{
+    struct pvrdma_common_replay r;
+    uint8_t a[16] = {5};
+
+    CHECK_EQ(pvrdma_common_replay_init(&r, 2), 0);
+    CHECK(pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX - 1));
+    CHECK(pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX));
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX));
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX - 1));
+    CHECK(pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX - 63));   /* in window */
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 1, UINT64_MAX - 64));  /* too old */
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 1, 0));                /* wrapped */
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 1, 1));
+    /* a new sender's first number may be anything, 0 included */
+    CHECK(pvrdma_common_replay_fresh(&r, a, 2, 0));
+    CHECK(!pvrdma_common_replay_fresh(&r, a, 2, 0));
+    pvrdma_common_replay_fini(&r);
+}
+
 static void test_mac(void)
 {
     uint8_t key[PVRDMA_COMMON_AUTH_KEY_LEN] = {3}, msg[64], mac[16];
@@ -69,6 +93,7 @@ static void test_mac(void)
 int main(void)
 {
     test_window();
+    test_wrap();
     test_mac();
     return test_done("test_auth");
 }
