@@ -17,6 +17,7 @@
 #include "pvrdma_gid.h"
 #include "pvrdma_qp.h"
 #include "pvrdma_page.h"
+#include "pvrdma_counters.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -501,4 +502,15 @@ struct ibv_ah *pvrdma_common_ud_ah_create(struct ibv_pd *pd,
 
     pvrdma_common_ah_attr_fill(&ah, p, dgid, dlid);
     return ibv_create_ah(pd, &ah);
+}
+
+
+void pvrdma_common_ud_counters_add(const struct pvrdma_common_ud *ud,
+                                   struct pvrdma_common_counters *c)
+{
+    pvrdma_common_counters_add(c, "dgram_dropped", (NULL != ud) ? ud->dropped : 0);
+    pvrdma_common_counters_add(c, "dgram_forged", (NULL != ud) ? ud->forged : 0);
+    pvrdma_common_counters_add(c, "dgram_replayed", (NULL != ud) ? ud->replayed : 0);
+    pvrdma_common_counters_add(c, "dgram_spoofed", (NULL != ud) ? ud->spoofed : 0);
+    pvrdma_common_counters_add(c, "cm_qp_resets", (NULL != ud) ? ud->resets : 0);
 }

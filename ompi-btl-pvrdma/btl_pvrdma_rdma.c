@@ -6,7 +6,7 @@
  *        READ, offered to ob1 only with btl_pvrdma_rdma_read, to osc rdma
  *        through the one-sided module wherever the device can initiate
  *        READs) and btl_flush.  Transfers above the device's largest message or
- *        registration are split into several WRs posted as one list.
+ *        registration are split into several WRs, admitted together (the last one signalled).
  */
 #include "opal_config.h"
 

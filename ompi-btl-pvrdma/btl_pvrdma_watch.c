@@ -6,7 +6,7 @@
  *        the stall report.  Their timing is common/pvrdma_watch.h's (the
  *        UCX transport's pvrdma_stall.c uses the same); what a kick or a
  *        probe is (a credit-only SEND, or a zero-length RDMA WRITE at 0
- *        credits) is btl_pvrdma_endpoint.c's.
+ *        credits) is mca_btl_pvrdma_send_kick's (btl_pvrdma_frag.c).
  */
 #include "opal_config.h"
 

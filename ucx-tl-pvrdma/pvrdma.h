@@ -6,102 +6,11 @@
  *        connected (RC) QPs over VMware PVRDMA or any RoCE/IB verbs device,
  *        connected by the transport itself (CONNECT_TO_IFACE).
  *
- * Design (why it looks like this):
- *
- * - Connection establishment.  UCP connects CONNECT_TO_IFACE transports with
- *   only a device address and an interface address, and no auxiliary
- *   transport exists on PVRDMA that works for wire-up.  So every iface owns
- *   one UD QP (PVRDMA supports UD SEND) that carries a tiny request/reply
- *   protocol (pvrdma_conn.c).  ep_create creates an RC QP and sends a
- *   CONN_REQ with its QP address to the peer iface's UD QP; the peer creates
- *   a "passive channel" (an RC QP that only receives active messages and
- *   RDMA, never visible to UCT users), brings it to RTS and answers with a
- *   CONN_REP carrying its QP address.  The requester then moves its QP to
- *   RTS.  Requests are retried every UCX_PVRDMA_CONN_RETRY and the ep fails
- *   through UCT error handling after UCX_PVRDMA_CONN_TIMEOUT; duplicate
- *   requests get the same reply (the passive side keys channels by the
- *   requester's GID, UD QPN and connection id).  Each direction of traffic
- *   between two ifaces therefore uses its own QP pair.
- *
- * - Receives.  Active messages arrive only on passive channels; each has
- *   its own receive queue (no SRQ needed: PVRDMA may have none) of
- *   RX_QUEUE_LEN receives, fewer when the CQ is short (see Completions),
- *   reposted in WR lists of RX_BATCH (at most half the queue).  Each
- *   channel tracks the buffers posted on its QP and returns them to the
- *   pool when it is destroyed; a refill the pool could not satisfy is
- *   retried from progress.
- *
- * - Credits.  The sender may have at most as many messages in flight as
- *   the peer has receives posted for it (pvrdma_common_credits).  The
- *   receiver returns credits by an RDMA WRITE of its cumulative count into a
- *   registered 8-byte slot of the sender's ep (so returning credits never
- *   needs a receive buffer or a message of its own, and cannot deadlock).
- *   That WRITE is a packet (and an ACK) of its own, so when traffic also
- *   flows the other way the credits ride in the immediate data of the next
- *   AM instead (pvrdma_credit_imm.c): a channel is paired with an ep of its
- *   iface to the same peer iface, and the requester's CONN_REQ names a tag
- *   by which the receiving iface finds the ep the credits belong to.  A
- *   channel that owes a batch defers its WRITE by one progress call, which
- *   is when a request/reply exchange (MPI, am_lat) sends the reply.
- *
- * - Send/recv-only connections (UCX_PVRDMA_RDMA_WRITE).  QEMU's pvrdma
- *   device model posts every send WR to its backend as a plain SEND: an RDMA
- *   WRITE lands in a receive buffer of the peer (or RNR-retries forever) and
- *   immediate data is lost.  Each iface finds out once per md and port with
- *   a loopback probe (pvrdma_common_probe_rdma_write, cached in the md).
- *   An iface without WRITE ("send-only"):
- *     . advertises no PUT and its put ops return UCS_ERR_UNSUPPORTED (UCP
- *       then uses its AM-based protocols and software RMA);
- *     . sends AMs as plain SENDs with the AM id in an 8-byte header in front
- *       of the payload (uct_pvrdma_am_hdr_t) instead of in immediate data;
- *     . says so in its CONN_REQ (UCT_PVRDMA_CONN_F_SEND_ONLY).
- *   A connection is send/recv-only when either end is send-only: the
- *   passive side decides (its own WRITE or the requester's flag) and tells
- *   the requester in the CONN_REP.  On such a connection
- *     . credits ride in the AM header where an ep goes the other way
- *       (pvrdma_credit_imm.c, as in immediate data on WRITE connections);
- *       the rest are returned by SENDs carrying the cumulative count, into
- *       UCT_PVRDMA_CREDIT_RX_LEN receives the ep keeps posted on its QP;
- *       the channel has at most one credit message in flight and returns at
- *       least RX_QUEUE_LEN / CREDIT_RX_LEN credits with each, which bounds
- *       the unprocessed credit messages at the ep by CREDIT_RX_LEN (proof in
- *       pvrdma_chan.c), so they never meet a missing receive (no RNR);
- *     . the ep signals every send WR, so ep flush only waits for the
- *       outstanding completions (an RC send completion means delivered) and
- *       never needs the scratch-word WRITE;
- *     . the ep refuses PUT (state UCT_PVRDMA_EP_CONNECTED_SR), even when
- *       its own device could WRITE (the peer's model cannot be written to).
- *   Connections between two WRITE-capable ifaces are unchanged.
- *
- * - Completions.  One CQ per iface for every QP.  Sends are signalled every
- *   TX_MODERATION WRs and whenever a user completion or a buffer has to be
- *   released; a signalled completion retires all earlier WRs of the QP.
- *   The CQ must never overflow (an overflowed CQ loses completions and
- *   breaks every QP on it), and a QP that goes to error produces one flush
- *   completion for EVERY outstanding send WR, signalled or not.  So the
- *   iface keeps, at all times,
- *       receives reserved + send WRs posted and not retired + zombies
- *           <= CQ depth
- *   where receives reserved are each channel's own receive queue, the
- *   UD QP's and the credit receives of send/recv-only eps; a send WR is
- *   retired by the (signalled or flush) completion that covers it; zombies
- *   are the entries of destroyed QPs whose completions may still sit in
- *   the CQ (some providers remove them at ibv_destroy_qp, SoftRoCE leaves
- *   them), released once a poll that started after the destroy drains the
- *   CQ (it is FIFO).  The iface's cq_acct (uct_pvrdma_iface_cq_acct_t)
- *   counts them: budget = depth - reserved - zombies, and a WR may be
- *   posted while tx_outstanding + held < budget (uct_pvrdma_txq_has_room;
- *   held: entries a waiting connection request needs, see pvrdma_chan.c).
- *   The WR that takes the last free entry is always signalled (see
- *   uct_pvrdma_txq_post), so a full budget always has a completion coming.
- *   Connections share the CQ: a new channel takes at most
- *   1/UCT_PVRDMA_RX_SHARE_DIV of the entries still free for receives (and
- *   never less than UCT_PVRDMA_RX_MIN), so the budget shrinks gradually
- *   with the number of peers instead of stopping at a cliff; the receives
- *   it really posted are what it grants the peer (CONN_REP credits).
- *   An empty ibv_poll_cq costs a doorbell (a VM exit) on PVRDMA, so after
- *   CQ_IDLE_POLLS empty polls with no send outstanding the CQ is armed and
- *   progress only checks the completion channel until it fires.
+ * Design: docs/design.md, section "How a message travels", subsection
+ * "The UCX transport (from pvrdma.h)": its paragraphs "Connection
+ * establishment", "Receives", "Credits", "Send/recv-only connections" and
+ * "Completions" (the CQ budget) were this comment; later notes that say
+ * "see ... in pvrdma.h" mean them.
  */
 #ifndef UCT_PVRDMA_H
 #define UCT_PVRDMA_H
@@ -652,11 +561,11 @@ int uct_pvrdma_dev_addr_unpack(const uct_device_addr_t *addr,
 
 /* pvrdma_iface_report.c */
 void uct_pvrdma_iface_op_count_init(uct_pvrdma_iface_op_count_t *op_count);
-void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface,
+                                   unsigned chans_open);
 void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
                                  const uct_pvrdma_chan_t *chan);
-void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
-                                    const char *why);
+void uct_pvrdma_iface_report_chan_close(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_iface_init.c */
 void uct_pvrdma_iface_cq_acct_init(uct_pvrdma_iface_cq_acct_t *acct);

@@ -11,7 +11,8 @@
 
 
 /* Return owed credits: RDMA WRITE of the cumulative total to the peer's
- * slot (or a SEND of it, see above).  Skipped (and retried on the next
+ * slot, or on a send/recv-only connection a SEND of it
+ * (uct_pvrdma_chan_send_credits, pvrdma_sr.c).  Skipped (and retried on the next
  * completion) when the QP is full.  With @p may_defer, a channel whose
  * credits can ride the AMs of an ep to the same peer waits one progress
  * call for such an AM (pvrdma_credit_imm.c). */
@@ -211,7 +212,7 @@ void uct_pvrdma_chan_destroy(uct_pvrdma_chan_t *chan)
     chan->rx_posted = 0;
 
     uct_pvrdma_slot_put(chan->src_chunk, chan->src_index);
-    uct_pvrdma_iface_print_rx_pool(iface, "connection closed");
+    uct_pvrdma_iface_report_chan_close(iface);
     ucs_free(chan);
 }
 

@@ -3,12 +3,12 @@
 /**
  * @file pvrdma_conn.c
  * @brief Connection exchange of the UCT "pvrdma" transport over one UD QP
- *        per iface (see the design notes in pvrdma.h; the messages' wire
+ *        per iface (design: docs/design.md, "Connection set-up over UD"; the messages' wire
  *        form: pvrdma_conn_msg.h; the UD QP itself: pvrdma_ud.c).
  *
- * Messages (100 bytes, integers big-endian), each with the receiver's
- * secret in the common header (from its iface address, or for replies from
- * the REQ): common/ud.c drops every other datagram, and each message must
+ * Messages (100 bytes, integers big-endian), each with a MAC in the common
+ * header keyed by the receiver's secret (from its iface address; replies
+ * are keyed by the secret the REQ names): common/ud.c drops every other datagram, and each message must
  * come from the UD QP and GID it names (pvrdma_common_ud_from).
  *   REQ   requester -> iface:  its RC QP address, its own secret for the
  *                              replies, credit slot address/rkey,

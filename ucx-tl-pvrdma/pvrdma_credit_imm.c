@@ -8,7 +8,7 @@
  * Between ifaces A and B, A's ep X sends to B's channel X, and B's ep Y to
  * A's channel Y (one QP pair per direction).  Channel X owes credits to ep
  * X.  When B has an ep to A's iface (Y), channel X is paired with it: Y's
- * next AM carries them in its immediate data (pvrdma.h, "Immediate data"),
+ * next AM carries them in its immediate data (layout: common/pvrdma_credits.h),
  * together with the tag ep X gave in its CONN_REQ.  A's channel Y finds ep X
  * by that tag in A's iface and adds the credits.  The tag is checked against
  * the peer the channel is connected to, and tags are not reused until 65536

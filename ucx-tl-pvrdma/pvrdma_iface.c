@@ -627,6 +627,7 @@ err_cq:
 static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
 {
     uct_pvrdma_chan_t *chan, *tmp;
+    unsigned chans_open = self->conn.num_chans;
 
     uct_base_iface_progress_disable(&self->super.super,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
@@ -637,8 +638,8 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     }
 
     uct_pvrdma_iface_print_cost(self, "iface closed", NULL);
-    /* tests/bed/ucx.sh (churn with lost datagrams) parses this: the
-     * channels peers left open, the disconnects of ours not acknowledged */
+    /* the channels peers left open, the disconnects of ours not
+     * acknowledged (also in the counters line of report_close) */
     uct_pvrdma_conn_discs_cleanup(self);
     ucs_log(((self->conn.discs_expired > 0) || (self->conn.num_chans > 0)) ?
             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
@@ -649,7 +650,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_iface_t)
     ucs_list_for_each_safe(chan, tmp, &self->chans, list) {
         uct_pvrdma_chan_destroy(chan);
     }
-    uct_pvrdma_iface_report_close(self);
+    uct_pvrdma_iface_report_close(self, chans_open);
     uct_pvrdma_iface_ep_tags_cleanup(&self->ep_tags);
     uct_pvrdma_ud_cleanup(self);
     uct_pvrdma_slots_cleanup(self);

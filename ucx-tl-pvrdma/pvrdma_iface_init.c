@@ -291,7 +291,7 @@ uct_pvrdma_iface_init_addr(uct_pvrdma_iface_t *iface,
  * UCX_PVRDMA_RDMA_WRITE: may this iface RDMA-WRITE?  If not, it is
  * "send-only": no PUT, AMs as plain SENDs with a header (its own ops table
  * entries; the WRITE path is untouched), and its connections return credits
- * with SENDs (see pvrdma.h).
+ * with SENDs (see "Send/recv-only connections" in docs/design.md).
  */
 void
 uct_pvrdma_iface_init_rdma_write(uct_pvrdma_iface_t *iface,

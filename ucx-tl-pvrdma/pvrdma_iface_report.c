@@ -4,11 +4,13 @@
  * @file pvrdma_iface_report.c
  * @brief What an iface of the UCT "pvrdma" transport says about itself: the
  *        cost of its connections, its receive pool, and at close its
- *        counters (the bed's tests read several of these lines: keep their
- *        wording, or change the tests with them).
+ *        counters: lines for people, and one machine-readable counters
+ *        line per close (common/pvrdma_counters.h), which is what the bed's
+ *        tests read.
  */
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
+#include "pvrdma_counters.h"
 
 #include <inttypes.h>
 
@@ -55,28 +57,52 @@ void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
 }
 
 
-/* Debug level: receive buffers taken from the pool and what the pool holds
- * (registered); tests/bed/ucx.sh asserts that connection churn does not
- * grow them.  Keep the wording: it is parsed. */
-void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
-                                    const char *why)
+/* Receive buffers the pool holds (registered), over all its chunks. */
+static size_t uct_pvrdma_iface_rx_pool_size(uct_pvrdma_iface_t *iface)
 {
     ucs_mpool_chunk_t *chunk;
     size_t elems = 0;
-
-    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
-        return;
-    }
 
     for (chunk = iface->rx_mp.data->chunks; chunk != NULL;
          chunk = chunk->next) {
         elems += chunk->num_elems;
     }
+    return elems;
+}
+
+
+/* Debug level: receive buffers taken from the pool and what the pool holds
+ * (tests/bed/ucx.sh asserts from the counters that connection churn does
+ * not grow them). */
+static void uct_pvrdma_iface_print_rx_pool(uct_pvrdma_iface_t *iface,
+                                           const char *why)
+{
+    size_t elems = uct_pvrdma_iface_rx_pool_size(iface);
+
     ucs_debug("pvrdma: %s:%d: iface %p receive pool: %u buffers in use, "
               "%zu in the pool (%zu KiB), %u chans (%s)", iface->md->dev_name,
               iface->port_num, iface, iface->bufs.rx_descs_inuse, elems,
               (size_t)(elems * iface->rx_mp.data->elem_size / UCS_KBYTE),
               iface->conn.num_chans, why);
+}
+
+
+/* After a passive channel is destroyed: its buffers are back in the pool. */
+void uct_pvrdma_iface_report_chan_close(uct_pvrdma_iface_t *iface)
+{
+    struct pvrdma_common_counters c;
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        return;
+    }
+    uct_pvrdma_iface_print_rx_pool(iface, "connection closed");
+    pvrdma_common_counters_begin(&c, "chan_close", iface->md->dev_name,
+                                 iface->port_num);
+    pvrdma_common_counters_add(&c, "rx_bufs_inuse", iface->bufs.rx_descs_inuse);
+    pvrdma_common_counters_add(&c, "rx_pool_bufs",
+                               uct_pvrdma_iface_rx_pool_size(iface));
+    pvrdma_common_counters_add(&c, "chans", iface->conn.num_chans);
+    ucs_debug("pvrdma: %s", pvrdma_common_counters_str(&c));
 }
 
 
@@ -102,11 +128,66 @@ static void uct_pvrdma_iface_print_retries(uct_pvrdma_iface_t *iface)
 }
 
 
-/* At iface close, after its channels are gone: its counters */
-void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
+/* The machine-readable line of the iface's close: every count the bed
+ * tests read, at diag level when something on a shared fabric or in the
+ * connection set-up went wrong (as the lines for people), else debug. */
+static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
+                                            unsigned chans_open)
 {
-    /* tests/bed/ucx.sh asserts from these that the CQ budget held (the
-     * burst test fills it on purpose) and that churn leaks no buffers */
+    ucs_log_level_t level = ((iface->ud.dgram.dropped > 0) ||
+                             (iface->ud.dgram.resets > 0) ||
+                             (iface->conn.chans_reaped > 0) ||
+                             (iface->conn.reqs_capped > 0) ||
+                             (iface->conn.discs_expired > 0) ||
+                             (chans_open > 0)) ?
+                            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG;
+    struct pvrdma_common_counters c;
+
+    if (!ucs_log_is_enabled(level)) {
+        return;
+    }
+    pvrdma_common_counters_begin(&c, "iface_close", iface->md->dev_name,
+                                 iface->port_num);
+    pvrdma_common_counters_add(&c, "rdma_writes", iface->op_count.rdma_writes);
+    pvrdma_common_counters_add(&c, "rdma_write_max", iface->op_count.rdma_write_max);
+    pvrdma_common_counters_add(&c, "rdma_reads", iface->op_count.rdma_reads);
+    pvrdma_common_counters_add(&c, "rdma_read_max", iface->op_count.rdma_read_max);
+    pvrdma_common_counters_add(&c, "cq_arms", iface->op_count.cq_arms);
+    pvrdma_common_counters_add(&c, "cq_events", iface->op_count.cq_events);
+    pvrdma_common_counters_add(&c, "cq_entries", (uint64_t)iface->cq->cqe);
+    pvrdma_common_counters_add(&c, "cq_full", iface->op_count.cq_full);
+    pvrdma_common_counters_add(&c, "forced_signals", iface->op_count.forced_signals);
+    pvrdma_common_counters_add(&c, "tx_outstanding_max", iface->op_count.tx_outstanding_max);
+    pvrdma_common_counters_add(&c, "rx_len_min", iface->op_count.rx_len_min);
+    pvrdma_common_counters_add(&c, "rx_queue_len", iface->config.rx_queue_len);
+    pvrdma_common_counters_add(&c, "rx_bufs_inuse", iface->bufs.rx_descs_inuse);
+    pvrdma_common_counters_add(&c, "rx_pool_bufs", uct_pvrdma_iface_rx_pool_size(iface));
+    pvrdma_common_counters_add(&c, "chans", chans_open);
+    pvrdma_common_counters_add(&c, "credits_by_imm", iface->op_count.credits_by_imm);
+    pvrdma_common_counters_add(&c, "credits_by_msg", iface->op_count.credits_by_msg);
+    pvrdma_common_counters_add(&c, "tx_pool_dry", iface->op_count.tx_mp_empty);
+    pvrdma_common_counters_add(&c, "keepalives", iface->watch.keepalives);
+    pvrdma_common_counters_add(&c, "idle_polls_skipped", iface->idle.skipped);
+    pvrdma_common_ud_counters_add(&iface->ud.dgram, &c);
+    pvrdma_common_counters_add(&c, "ahs_cached", ucs_list_length(&iface->ud.ahs));
+    pvrdma_common_counters_add(&c, "chans_reaped", iface->conn.chans_reaped);
+    pvrdma_common_counters_add(&c, "reqs_capped", iface->conn.reqs_capped);
+    pvrdma_common_counters_add(&c, "discs_acked", iface->conn.discs_acked);
+    pvrdma_common_counters_add(&c, "discs_expired", iface->conn.discs_expired);
+    ucs_log(level, "pvrdma: %s", pvrdma_common_counters_str(&c));
+}
+
+
+/* At iface close, after its channels are gone (@p chans_open: how many
+ * peers left open until then): its counters, for people and for tests. */
+void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface,
+                                   unsigned chans_open)
+{
+    uct_pvrdma_iface_print_counters(iface, chans_open);
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_DEBUG)) {
+        uct_pvrdma_iface_print_retries(iface);
+        return;
+    }
     ucs_debug("pvrdma: %s:%d: iface %p CQ budget: %" PRIu64 " sends "
               "refused for a full CQ budget, %" PRIu64 " signals forced by "
               "it, at most %u sends in flight, smallest receive queue %u "
@@ -115,16 +196,10 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
               iface->op_count.tx_outstanding_max, iface->op_count.rx_len_min,
               iface->config.rx_queue_len);
     uct_pvrdma_iface_print_rx_pool(iface, "iface closed");
-
-    /* tests/bed/ucx.sh reads this to see which way credits went */
     ucs_debug("pvrdma: %s:%d: iface %p closed; credits returned: %" PRIu64
               " in AM immediates, %" PRIu64 " by WRITE/SEND",
               iface->md->dev_name, iface->port_num, iface,
               iface->op_count.credits_by_imm, iface->op_count.credits_by_msg);
-    /* The bed tests read this to prove which mode the run used: GETs by
-     * RDMA READ or not (UCX_PVRDMA_RDMA_READ), PUTs by RDMA WRITE or
-     * send/recv only (UCX_PVRDMA_RDMA_WRITE), CQ armed or polled
-     * (UCX_PVRDMA_CQ_IDLE_POLLS).  Keep the wording: they parse it. */
     ucs_debug("pvrdma: %s:%d: iface %p ops: %" PRIu64 " RDMA READs (largest "
               "%" PRIu64 " B), %" PRIu64 " RDMA WRITEs (largest %" PRIu64
               " B), %" PRIu64 " CQ arms, %" PRIu64 " CQ events; %" PRIu64
@@ -134,7 +209,6 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
               iface->op_count.rdma_writes, iface->op_count.rdma_write_max,
               iface->op_count.cq_arms, iface->op_count.cq_events,
               iface->watch.keepalives);
-    /* tests/bed/ucx.sh reads this: the capped pool really ran dry */
     ucs_debug("pvrdma: %s:%d: iface %p send pool: ran dry %" PRIu64 " times "
               "(UCX_PVRDMA_TX_MAX_BUFS, or the locked-memory limit)",
               iface->md->dev_name, iface->port_num, iface,
@@ -149,26 +223,16 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface)
               iface->idle.scale, iface->idle.cost_x16 / 16,
               (iface->idle.cost_x16 % 16) * 100 / 16);
     uct_pvrdma_iface_print_retries(iface);
-    /* datagrams on the connection QP that failed common's checks: on a
-     * fabric shared with other tenants, worth a line when there were any */
-    ucs_log(((iface->ud.dgram.dropped > 0) || (iface->ud.dgram.resets > 0)) ?
-            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
-            "pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
-            "dropped (%" PRIu64 " without a valid MAC, %" PRIu64 " replayed, %"
-            PRIu64 " not from the address they claim), connection QP reset %"
-            PRIu64 " times, %zu address handles cached",
-            iface->md->dev_name, iface->port_num, iface, iface->ud.dgram.dropped,
-            iface->ud.dgram.forged, iface->ud.dgram.replayed,
-            iface->ud.dgram.spoofed,
-            iface->ud.dgram.resets, ucs_list_length(&iface->ud.ahs));
-    /* tests/bed/ucx.sh (uct conn: abandoned connections) parses this */
-    ucs_log(((iface->conn.chans_reaped > 0) ||
-             (iface->conn.reqs_capped > 0)) ?
-            UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG,
-            "pvrdma: %s:%d: iface %p: %" PRIu64 " accepted connections "
-            "closed unconfirmed after UCX_PVRDMA_CONN_TIMEOUT, %" PRIu64
-            " connection requests not answered at "
-            "UCX_PVRDMA_CONN_PENDING_MAX (%u)", iface->md->dev_name,
-            iface->port_num, iface, iface->conn.chans_reaped,
-            iface->conn.reqs_capped, iface->config.conn_pending_max);
+    ucs_debug("pvrdma: %s:%d: iface %p: %" PRIu64 " connection datagrams "
+              "dropped (%" PRIu64 " without a valid MAC, %" PRIu64 " replayed, %"
+              PRIu64 " not from the address they claim), connection QP reset %"
+              PRIu64 " times, %zu address handles cached; %" PRIu64
+              " accepted connections closed unconfirmed after "
+              "UCX_PVRDMA_CONN_TIMEOUT, %" PRIu64 " connection requests not "
+              "answered at UCX_PVRDMA_CONN_PENDING_MAX (%u)",
+              iface->md->dev_name, iface->port_num, iface, iface->ud.dgram.dropped,
+              iface->ud.dgram.forged, iface->ud.dgram.replayed,
+              iface->ud.dgram.spoofed, iface->ud.dgram.resets,
+              ucs_list_length(&iface->ud.ahs), iface->conn.chans_reaped,
+              iface->conn.reqs_capped, iface->config.conn_pending_max);
 }

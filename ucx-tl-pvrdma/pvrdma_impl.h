@@ -46,7 +46,7 @@ static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_take_credit(uct_pvrdma_ep_t *ep)
 /**
  * Can a WR be posted on @p txq right now?  Needs a send WQE and a CQ entry
  * for it: every WR in flight may come back as a completion (a flush, if
- * its QP fails), signalled or not (see "Completions" in pvrdma.h).
+ * its QP fails), signalled or not (see "Completions" in docs/design.md).
  */
 static UCS_F_ALWAYS_INLINE int
 uct_pvrdma_txq_has_room(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq)

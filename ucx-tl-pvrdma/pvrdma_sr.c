@@ -7,7 +7,7 @@
  *
  * Only QEMU's PVRDMA device model needs it (it turns WRITEs into SENDs);
  * real PVRDMA and every other device use the WRITE path, which does not
- * branch on this mode.  In this mode (see "send/recv-only" in pvrdma.h):
+ * branch on this mode.  In this mode (see "Send/recv-only connections" in docs/design.md):
  *  - the iface's ops are swapped (uct_pvrdma_iface_use_sr_ops) for the
  *    send/recv-only variants of pvrdma_am.c: AMs carry their id in a
  *    header (uct_pvrdma_am_hdr_t) in front of the payload instead of in
@@ -169,7 +169,7 @@ static int uct_pvrdma_ep_post_credit_rx(uct_pvrdma_ep_t *ep,
  * returns credits by SENDs of its cumulative count.  Post
  * UCT_PVRDMA_CREDIT_RX_LEN receives, each into its own registered 8-byte
  * slot (a credit message is read only when its completion is processed, which
- * is what bounds the messages in flight, see pvrdma_chan.c), and signal
+ * is what bounds the messages in flight, see uct_pvrdma_chan_send_credits), and signal
  * every send so that flush never needs an RDMA WRITE.
  */
 ucs_status_t uct_pvrdma_ep_start_send_credits(uct_pvrdma_ep_t *ep)

@@ -87,7 +87,7 @@ if want kick; then
     mpi_check_run "btl stall kick" 300 -np 2 --map-by node "${BTL[@]}" \
         --mca btl_base_verbose 10 --mca btl_pvrdma_stall_kick 1 -- idle
     log=$(log_name "btl stall kick")
-    kicks=$(sed -nE 's/.*btl:pvrdma: closed .*; ([0-9]+) stall kicks.*/\1/p' "$log" | sort -n | tail -n 1)
+    kicks=$(counters_max btl_close "stall_kicks" "$log")
     if [ "${kicks:-0}" -ge 1 ] && grep -q 'btl:pvrdma: kicked peer .* none completed for' "$log"; then
         pass "btl stall kick: a send queue idle for 1 s was kicked ($kicks kicks; $(grep -m 1 -o 'kicked peer .*' "$log" | cut -c1-120))"
     else

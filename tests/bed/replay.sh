@@ -99,12 +99,10 @@ if want_replay btl; then
     name="replay btl"
     if replay_job "$name" -- --mca pml ob1 --mca btl pvrdma,self \
         --mca btl_pvrdma_if_include "$DEV" --mca btl_base_verbose 10; then
-        peers=$(sed -nE 's/.*btl:pvrdma: closed .* ([0-9]+) peers connected at most.*/\1/p' "$REPLAY_LOG" |
-                sort -n | tail -n 1)
+        peers=$(counters_max btl_close "peers_max" "$REPLAY_LOG")
         [ "$peers" = 1 ] && pass "$name: no new connection (each rank held 1 peer)" ||
             fail "$name: no new connection" "a rank held '${peers:-?}' peers (log: $REPLAY_LOG)"
-        drops_check "$name" "$(sed -nE 's/.*btl:pvrdma: closed .*; ([0-9]+) connection datagrams dropped \(([0-9]+) without a valid MAC, ([0-9]+) replayed, ([0-9]+) not from.*/\1 \2 \3 \4/p' "$REPLAY_LOG" |
-            awk '{ d += $1; f += $2; r += $3; s += $4 } END { print d + 0, f + 0, r + 0, s + 0 }')"
+        drops_check "$name" "$(counters_sum btl_close "dgram_dropped dgram_forged dgram_replayed dgram_spoofed" "$REPLAY_LOG")"
     fi
 fi
 
@@ -112,17 +110,15 @@ if want_replay ucx; then
     name="replay pml ucx"
     mpi_ucx_args UCXA pvrdma,self "$DEV:1"
     if replay_job "$name" -- "${UCXA[@]}" -x UCX_LOG_LEVEL=debug; then
-        chans=$(grep -E 'pvrdma.*: ([0-9]+) chans, CQ .*\(iface closed\)$' "$REPLAY_LOG" |
-                sed -nE 's/.*: ([0-9]+) chans, CQ .*/\1/p' | sort -n | tail -n 1)
+        chans=$(counters_max iface_close "chans" "$REPLAY_LOG")
         [ -n "$chans" ] && [ "$chans" -le 1 ] && pass "$name: no new connection (at most $chans channel per iface)" ||
             fail "$name: no new connection" "an iface had '${chans:-?}' channels (log: $REPLAY_LOG)"
         # what replays could make it create: address handles (one per host
         # of the job at most: node3 must not be among them)
-        ahs=$(sed -nE 's/.* ([0-9]+) address handles cached.*/\1/p' "$REPLAY_LOG" | sort -n | tail -n 1)
+        ahs=$(counters_max iface_close "ahs_cached" "$REPLAY_LOG")
         [ -n "$ahs" ] && [ "$ahs" -le 2 ] && pass "$name: at most $ahs address handles cached per iface (the job's 2 hosts)" ||
             fail "$name: address handles bounded" "an iface cached '${ahs:-?}' address handles (log: $REPLAY_LOG)"
-        drops_check "$name" "$(sed -nE 's/.* ([0-9]+) connection datagrams dropped \(([0-9]+) without a valid MAC, ([0-9]+) replayed, ([0-9]+) not from.*/\1 \2 \3 \4/p' "$REPLAY_LOG" |
-            awk '{ d += $1; f += $2; r += $3; s += $4 } END { print d + 0, f + 0, r + 0, s + 0 }')"
+        drops_check "$name" "$(counters_sum iface_close "dgram_dropped dgram_forged dgram_replayed dgram_spoofed" "$REPLAY_LOG")"
     fi
 fi
 bed_summary

@@ -55,10 +55,10 @@ fi
 [ -n "$DEV" ] || { fail "scale: a verbs device" "ibv_devices lists none"; bed_summary; }
 
 # peers_check NAME LOG MIN: every rank's BTL closed with MIN peers connected
-# or more (the "closed" line, btl_base_verbose 10), NP lines in all.
+# or more (its counters line, btl_base_verbose 10), NP lines in all.
 peers_check() {
     local name=$1 log=$2 min=$3 got
-    got=$(sed -nE 's/.*btl:pvrdma: closed .* ([0-9]+) peers connected at most, .*/\1/p' "$log" |
+    got=$(counters btl_close "peers_max" "$log" |
           awk -v min="$min" '{ n++; if ($1 < min) low++; if (n == 1 || $1 < lo) lo = $1 }
                              END { printf "%d %d %d", n, low, lo }')
     set -- $got
@@ -87,9 +87,9 @@ if want btl; then
     plan_check "$name" "$log"
     if [ "${SCALE_BTL_WRITE:-off}" != off ]; then
         # the rendezvous really went by RDMA WRITE (the close lines)
-        w=$(sed -nE 's/.*btl:pvrdma: closed .*: ([0-9]+) RDMA WRITEs.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
-        [ "$w" -gt 0 ] && pass "$name: rendezvous by RDMA WRITE ($w WRITEs in all)" ||
-            fail "$name: rendezvous by RDMA WRITE" "no RDMA WRITE in the close lines (log: $log)"
+        w=$(counters_sum btl_close "rdma_writes" "$log")
+        [ "${w:-0}" -gt 0 ] && pass "$name: rendezvous by RDMA WRITE ($w WRITEs in all)" ||
+            fail "$name: rendezvous by RDMA WRITE" "no RDMA WRITE in the counters lines (log: $log)"
     fi
 fi
 

@@ -78,12 +78,11 @@ if want_stray btl; then
     name="stray btl"
     if stray_job "$name" 'btl:pvrdma: connection QP (0x[0-9a-f]+) on .*Q_Key (0x[0-9a-f]+), messages of ([0-9]+) B, version ([0-9]+)' -- \
         --mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV" --mca btl_base_verbose 10; then
-        close=$(grep -E '^\[node1:.*btl:pvrdma: closed ' "$STRAY_LOG" | head -n 1)
-        peers=$(echo "$close" | sed -nE 's/.* ([0-9]+) peers connected at most.*/\1/p')
+        close=$(grep -E '^\[node1:' "$STRAY_LOG" | counters btl_close "peers_max dgram_dropped dgram_forged" - | head -n 1)
+        peers=${close%% *}
         [ "$peers" = 1 ] && pass "$name: no new connection (node1 held 1 peer)" ||
             fail "$name: no new connection" "node1 held '${peers:-?}' peers (log: $STRAY_LOG)"
-        counts_check "$name" "$(echo "$close" | sed -nE 's/.*; ([0-9]+) connection datagrams dropped.*/\1/p')" \
-            "$(echo "$close" | sed -nE 's/.*\(([0-9]+) without a valid MAC.*/\1/p')"
+        counts_check "$name" "$(echo "$close" | cut -d' ' -f2)" "$(echo "$close" | cut -d' ' -f3)"
     fi
 fi
 
@@ -94,12 +93,10 @@ if want_stray ucx; then
         "${UCXA[@]}" -x UCX_LOG_LEVEL=debug; then
         # every iface on node1 closed with no more channels than the job
         # made (one peer: at most one per iface)
-        chans=$(grep -E '\[node1:.*pvrdma.*: ([0-9]+) chans, CQ .*\(iface closed\)$' "$STRAY_LOG" |
-                sed -nE 's/.*: ([0-9]+) chans, CQ .*/\1/p' | sort -n | tail -n 1)
+        chans=$(grep -E '\[node1:' "$STRAY_LOG" | counters_max iface_close "chans" -)
         [ -n "$chans" ] && [ "$chans" -le 1 ] && pass "$name: no new connection (node1: at most $chans channel per iface)" ||
             fail "$name: no new connection" "node1 had '${chans:-?}' channels on an iface (log: $STRAY_LOG)"
-        close=$(grep -E '\[node1:.*connection datagrams dropped' "$STRAY_LOG" |
-                sed -nE 's/.*: ([0-9]+) connection datagrams dropped \(([0-9]+) without.*/\1 \2/p' |
+        close=$(grep -E '\[node1:' "$STRAY_LOG" | counters iface_close "dgram_dropped dgram_forged" - |
                 sort -n | tail -n 1)
         counts_check "$name" "${close% *}" "${close#* }"
     fi
@@ -171,11 +168,11 @@ burst_job() {
 # setup_time LOG: the allpairs test's seconds (all 6 pairs connected)
 setup_time() { sed -nE 's/^ok - allpairs \(([0-9.]+) s\)$/\1/p' "$1"; }
 
-# burst_counts NAME CLOSE_RE: every rank closed with drops counted and no
-# reset of its connection QP (group 1: dropped, group 2: resets)
+# burst_counts NAME EVENT: every rank closed with drops counted and no
+# reset of its connection QP (counters lines of EVENT)
 burst_counts() {
-    local name=$1 re=$2 lines n drops resets
-    lines=$(grep -E "$re" "$BURST_LOG" | sed -nE "s/.*$re.*/\\1 \\2/p")
+    local name=$1 ev=$2 lines n drops resets
+    lines=$(counters "$ev" "dgram_dropped cm_qp_resets" "$BURST_LOG")
     n=$(echo "$lines" | grep -c .)
     drops=$(echo "$lines" | awk '$1 > 0' | wc -l)
     resets=$(echo "$lines" | awk '{ s += $2 } END { print s + 0 }')
@@ -190,18 +187,18 @@ for t in btl ucx; do
     want_stray $t || continue
     if [ $t = btl ]; then
         args=(--mca pml ob1 --mca btl pvrdma,self --mca btl_pvrdma_if_include "$DEV" --mca btl_base_verbose 10)
-        close_re='btl:pvrdma: closed .*; ([0-9]+) connection datagrams dropped .* connection QP reset ([0-9]+) times'
+        close_ev=btl_close
         name="stray burst btl"
     else
         mpi_ucx_args args pvrdma,self "$DEV:1"
         args+=(-x UCX_LOG_LEVEL=diag)
-        close_re=': ([0-9]+) connection datagrams dropped .* connection QP reset ([0-9]+) times'
+        close_ev=iface_close
         name="stray burst pml ucx"
     fi
     burst_job "$name, no burst" 0 -- "${args[@]}"
     quiet=$(setup_time "$BURST_LOG")
     if burst_job "$name" 1 -- "${args[@]}"; then
-        burst_counts "$name" "$close_re"
+        burst_counts "$name" "$close_ev"
         pass "$name: set-up of all pairs $(setup_time "$BURST_LOG") s with the burst, ${quiet:-?} s without"
     fi
 done

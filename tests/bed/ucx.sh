@@ -30,20 +30,18 @@ perf_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" 240 \
 # armed, and once per event only: re-arming a CQ whose event has not come is
 # a doorbell for nothing (before: 81805 arms for 2062 events in this run)
 ops_check "uct am_lat short, CQ armed when idle (as on PVRDMA)" "a > 0 && e > 0 && a <= e + 2"
-# Which way credits go back (the iface counts both and logs them at close,
-# debug level): in a ping-pong they ride the replies' immediate data
+# Which way credits go back (the iface counts both, counters line at close): in a ping-pong they ride the replies' immediate data
 # (UCX_PVRDMA_CREDIT_IMM=y, the default), so hardly any credit WRITE is left;
 # with =n every returned batch is a WRITE of its own.
 # credit_check NAME CONDITION LOG...: the credits returned, summed over the
-# "credits returned" lines of the LOGs; CONDITION is an awk test of imm
+# ifaces' counters lines of the LOGs; CONDITION is an awk test of imm
 # (in AM immediates) and msg (by WRITE/SEND).
 credit_check() {
     local name=$1 cond=$2 counts
     shift 2
-    counts=$(sed -nE 's/.*credits returned: ([0-9]+) in AM immediates, ([0-9]+) by WRITE.*/\1 \2/p' \
-             "$@" | awk '{ i += $1; m += $2 } END { if (NR) print i, m }')
+    counts=$(counters_sum iface_close "credits_by_imm credits_by_msg" "$@")
     if [ -z "$counts" ]; then
-        fail "$name: credit counts" "no 'credits returned' line in the debug log (logs: $*)"
+        fail "$name: credit counts" "no iface_close counters line in the debug log (logs: $*)"
     elif echo "$counts" | awk "{ imm = \$1; msg = \$2; exit !($cond) }"; then
         pass "$name: credits in immediates / by WRITE: $counts"
     else
@@ -162,10 +160,9 @@ tag_verify "$TX_NAME" 300 65536 \
     "UCX_LOG_LEVEL=debug UCX_PVRDMA_TX_MAX_BUFS=16 UCX_PVRDMA_TX_BUFS_GROW=8"
 if want "$TX_NAME"; then
     log=$(log_name "$TX_NAME")
-    dry=$(cat "$log" "$log.server" 2>/dev/null | sed -n 's/.*send pool: ran dry \([0-9]*\) times.*/\1/p' |
-          awk '{ s += $1 } END { print s + 0 }')
-    [ "$dry" -gt 0 ] && pass "$TX_NAME: the pool ran dry $dry times and every request went on" ||
-        fail "$TX_NAME: the pool ran dry" "no 'send pool: ran dry N times' with N > 0: the cap was not reached (log: $log)"
+    dry=$(counters_sum iface_close "tx_pool_dry" "$log" $(ls "$log.server" 2>/dev/null))
+    [ "${dry:-0}" -gt 0 ] && pass "$TX_NAME: the pool ran dry $dry times and every request went on" ||
+        fail "$TX_NAME: the pool ran dry" "tx_pool_dry '${dry:-no counters line}', expected > 0: the cap was not reached (log: $log)"
 fi
 # credits only by WRITE (the path every connection without reverse traffic
 # takes): data still intact, and no credit went back in an immediate
@@ -230,11 +227,10 @@ fi
 
 # --- UCT: many endpoints on one CQ budget, connection churn (issue 15) ------
 # tests/ucx/uct_conn_check.c: server on node2, client on node1, one pvrdma
-# iface each.  The transport's debug lines at close say what the CQ budget
-# did ("iface PTR CQ budget: F sends refused for a full CQ budget, S signals
-# forced by it, at most M sends in flight, smallest receive queue Q of R")
-# and what the receive pool holds ("iface PTR receive pool: U buffers in
-# use, P in the pool (K KiB), N chans (why)").
+# iface each.  The transport's counters lines (lib.sh counters) say what
+# the CQ budget did (cq_full, forced_signals, tx_outstanding_max,
+# rx_len_min of rx_queue_len) and what the receive pool holds
+# (rx_bufs_inuse, rx_pool_bufs, at each chan_close and the iface_close).
 CONNBIN=${TB_OUT:-/tmp}/bin/uct_conn_check
 if want "uct conn"; then
     mkdir -p "$(dirname "$CONNBIN")"
@@ -259,15 +255,15 @@ conn_pair() {
     return 0
 }
 # budget_check NAME CONDITION LOG: CONDITION, an awk test of refused,
-# forced, inflight, minq, rxq (the "CQ budget" line of LOG) and depth (the
-# CQ's real size, from the "N chans, CQ D entries" line at close: providers
-# round the size asked for up, SoftRoCE to 2^k - 1)
+# forced, inflight, minq, rxq and depth (the CQ's real size: providers
+# round the size asked for up, SoftRoCE to 2^k - 1), from the last
+# iface_close counters line of LOG
 budget_check() {
     local name=$1 cond=$2 log=$3 v d
-    v=$(sed -nE 's/.*iface [^ ]+ CQ budget: ([0-9]+) sends refused for a full CQ budget, ([0-9]+) signals forced by it, at most ([0-9]+) sends in flight, smallest receive queue ([0-9]+) of ([0-9]+).*/\1 \2 \3 \4 \5/p' "$log" | tail -n 1)
-    d=$(sed -nE 's/.*: [0-9]+ chans, CQ ([0-9]+) entries .*\(iface closed\)$/\1/p' "$log" | tail -n 1)
+    v=$(counters iface_close "cq_full forced_signals tx_outstanding_max rx_len_min rx_queue_len" "$log" | tail -n 1)
+    d=$(counters iface_close "cq_entries" "$log" | tail -n 1)
     if [ -z "$v" ] || [ -z "$d" ]; then
-        fail "$name" "no 'CQ budget' or 'chans, CQ' line in $log"
+        fail "$name" "no iface_close counters line in $log"
     elif echo "$v $d" | awk "{ refused = \$1; forced = \$2; inflight = \$3; minq = \$4; rxq = \$5; depth = \$6; exit !($cond) }"; then
         pass "$name: $(echo "$v $d" | awk '{ printf "CQ %d entries: %d sends refused for a full CQ budget, %d signals forced, at most %d in flight, smallest receive queue %d of %d", $6, $1, $2, $3, $4, $5 }')"
     else
@@ -310,10 +306,10 @@ if conn_pair "$name" 600 "UCX_LOG_LEVEL=debug" "" -c 1000; then
     slog=$(log_name "$name").server
     grep -h '^ok pinned' "$(log_name "$name")" "$slog" | sed 's/^ok //' | tr '\n' ';' |
         { read -r p; [ -n "$p" ] && pass "$name: $p" || fail "$name: pinned memory" "no 'ok pinned' lines"; }
-    pool=$(sed -nE 's/.*receive pool: ([0-9]+) buffers in use, ([0-9]+) in the pool.*\((connection closed|iface closed)\).*/\1 \2/p' "$slog")
+    pool=$(counters 'chan_close|iface_close' "rx_bufs_inuse rx_pool_bufs" "$slog")
     first=$(echo "$pool" | head -n 1) last=$(echo "$pool" | tail -n 1) n=$(echo "$pool" | grep -c .)
     if [ "$n" -lt 1000 ]; then
-        fail "$name: receive pool" "$n 'receive pool' lines in $slog, expected one per connection and one at close"
+        fail "$name: receive pool" "$n chan_close/iface_close counters lines in $slog, expected one per connection and one at close"
     elif [ "${first#* }" = "${last#* }" ] && [ "${last%% *}" = 0 ]; then
         pass "$name: receive pool ${first#* } buffers after the first connection and at the end, ${last%% *} in use ($n closes)"
     else
@@ -321,10 +317,8 @@ if conn_pair "$name" 600 "UCX_LOG_LEVEL=debug" "" -c 1000; then
     fi
 fi
 
-# unconfirmed_counts LOG: "REAPED CAPPED" from the transport's close line
-unconfirmed_counts() {
-    sed -nE 's/.*iface [^ ]+: ([0-9]+) accepted connections closed unconfirmed after UCX_PVRDMA_CONN_TIMEOUT, ([0-9]+) connection requests not answered at UCX_PVRDMA_CONN_PENDING_MAX.*/\1 \2/p' "$1" | tail -n 1
-}
+# unconfirmed_counts LOG: "REAPED CAPPED" from the iface's counters line
+unconfirmed_counts() { counters iface_close "chans_reaped reqs_capped" "$1" | tail -n 1; }
 # The churn's 1000 connections were all confirmed (RTU) or closed (DISC):
 # none of a live client may have been closed as unconfirmed.
 name="uct conn: churn, 1000 connections opened and closed"
@@ -400,13 +394,13 @@ if want "$name"; then
             fail "$name: server QPs back to the start" "$(grep -h 'QPs' "$slog" | head -n 1) (log: $slog)"
         grep -h '^ok pinned' "$log" "$slog" | sed 's/^ok //' | tr '\n' ';' |
             { read -r p; [ -n "$p" ] && pass "$name: $p" || fail "$name: pinned memory" "no 'ok pinned' lines"; }
-        v=$(sed -nE 's/.*receive pool: ([0-9]+) buffers in use.*\(iface closed\).*/\1/p' "$slog" | tail -n 1)
+        v=$(counters iface_close "rx_bufs_inuse" "$slog" | tail -n 1)
         [ "$v" = 0 ] && pass "$name: server's receive pool: 0 buffers in use at the end" ||
             fail "$name: server's receive buffers back" "'${v:-no line}' in use at close (log: $slog)"
-        v=$(sed -nE 's/.*closing: ([0-9]+) passive channels open.*/\1/p' "$slog" | tail -n 1)
+        v=$(counters iface_close "chans" "$slog" | tail -n 1)
         [ "$v" = 0 ] && pass "$name: server closed with no passive channel open" ||
             fail "$name: no passive channel left" "'${v:-no close line}' channels open at close (log: $slog)"
-        v=$(sed -nE 's/.*closing: [0-9]+ passive channels open; disconnects ([0-9]+) acknowledged, ([0-9]+) not.*/\1 \2/p' "$log" | tail -n 1)
+        v=$(counters iface_close "discs_acked discs_expired" "$log" | tail -n 1)
         if [ -n "$v" ] && [ "${v% *}" -ge 990 ]; then
             pass "$name: client: ${v% *} disconnects acknowledged, ${v#* } not"
         else
