@@ -73,6 +73,18 @@ void pvrdma_common_counters_add(struct pvrdma_common_counters *c,
     counters_append(c, piece);
 }
 
+void pvrdma_common_counters_add_ops(struct pvrdma_common_counters *c, uint64_t writes,
+                                    uint64_t write_max, uint64_t reads, uint64_t read_max,
+                                    uint64_t arms, uint64_t events)
+{
+    pvrdma_common_counters_add(c, "rdma_writes", writes);
+    pvrdma_common_counters_add(c, "rdma_write_max", write_max);
+    pvrdma_common_counters_add(c, "rdma_reads", reads);
+    pvrdma_common_counters_add(c, "rdma_read_max", read_max);
+    pvrdma_common_counters_add(c, "cq_arms", arms);
+    pvrdma_common_counters_add(c, "cq_events", events);
+}
+
 const char *pvrdma_common_counters_str(struct pvrdma_common_counters *c)
 {
     if (c->truncated && NULL == strstr(c->text, COUNTERS_TRUNC_MARK)) {

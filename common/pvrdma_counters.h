@@ -43,6 +43,12 @@ void pvrdma_common_counters_begin(struct pvrdma_common_counters *c,
  *         "bad_key" (a test then fails on the missing key).  Pure. */
 void pvrdma_common_counters_add(struct pvrdma_common_counters *c,
                                 const char *key, uint64_t value);
+/** @brief Append what both plugins report of their RDMA operations and CQ
+ *  arming (rdma_writes, rdma_write_max, rdma_reads, rdma_read_max,
+ *  cq_arms, cq_events): the keys the bed tests prove a run's mode from. */
+void pvrdma_common_counters_add_ops(struct pvrdma_common_counters *c, uint64_t writes,
+                                    uint64_t write_max, uint64_t reads, uint64_t read_max,
+                                    uint64_t arms, uint64_t events);
 /** @brief The finished line (adds "truncated=1" if something was cut). */
 const char *pvrdma_common_counters_str(struct pvrdma_common_counters *c);
 

@@ -85,6 +85,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int min_rnr_timer;
     int connect_timeout_ms;
     int connect_retries;
+    int max_connections;    /**< RC QPs per process, 0 = auto (btl_pvrdma_budget.c) */
     int cm_poll_interval;
     int stall_kick_s;       /**< seconds before a stalled send queue is kicked, 0 = off */
     int keepalive_s;        /**< seconds of silence before an idle peer is probed, 0 = off */
@@ -187,8 +188,24 @@ typedef struct mca_btl_pvrdma_module_t {
     /** send WRs posted on all QPs and not yet completed, signalled or not
      *  (a QP in error flushes all of them into the CQ): <= plan.send_budget */
     uint32_t sq_posted;
-    uint32_t peers_connected; /**< endpoints holding an RC QP */
+    uint32_t peers_connected; /**< RC QPs held (draining ones too) */
     uint32_t peers_max;       /**< most of them at once (printed at close) */
+    /** The connection budget (btl_pvrdma_budget.c). */
+    struct {
+        uint32_t max;         /**< RC QPs at most (btl_pvrdma_max_connections) */
+        uint64_t tick;        /**< use counter: endpoints' last_use, for LRU */
+        uint32_t closing;     /**< endpoints in CLOSING */
+        uint32_t waiting;     /**< endpoints in WAITING */
+        uint64_t next_look_us; /**< when budget_progress looks again */
+        uint64_t closes;      /**< connections closed by agreement */
+        uint64_t reopens;     /**< connections made to a peer we had closed */
+        uint64_t refusals;    /**< CLOSE requests refused (ours and theirs) */
+        uint64_t overruns;    /**< connections made over the budget */
+        uint64_t rx_abandoned; /**< receives of a closed QP the device never flushed */
+        struct mca_btl_pvrdma_drain *drains; /**< closed QPs whose receives flush */
+        uint32_t ndrains;
+        uint32_t drains_cap;
+    } budget;
     /** the port's retry counters when opened: at close the difference says
      *  whether the run lost packets (btl_base_verbose 10) */
     struct pvrdma_common_retry_counters retries_at_open;

@@ -15,6 +15,7 @@
 #include "opal/util/proc.h"
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
@@ -22,10 +23,12 @@
 #define CM_NRECV 32
 #define CM_NSEND 16
 #define CM_QKEY 0x50564d41u   /* "PVMA"; high bit clear: not a controlled Q_Key */
-#define CM_VERSION 4          /* 2: common header, 3: with the receiver's secret,
-                                 4: a MAC keyed by it instead (issue 37) */
+#define CM_VERSION 5          /* 2: common header, 3: with the receiver's secret,
+                                 4: a MAC keyed by it instead (issue 37),
+                                 5: the close messages of the budget (issue 36) */
 
-enum { CM_REQ = 1, CM_REP = 2, CM_RTU = 3 };
+enum { CM_REQ = 1, CM_REP = 2, CM_RTU = 3, CM_CLOSE = 4, CM_CLOSE_ACK = 5, CM_CLOSE_NAK = 6,
+       CM_BUSY = 7 };
 
 /** One connection-manager datagram. */
 typedef struct cm_msg_t {
@@ -33,7 +36,11 @@ typedef struct cm_msg_t {
     uint32_t grant;                 /**< network order: credits for the receiver */
     opal_process_name_t src;
     opal_process_name_t dst;
-    uint8_t rc_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE];
+    uint8_t rc_addr[PVRDMA_COMMON_ADDR_WIRE_SIZE]; /**< the sender's RC QP */
+    /* close messages only (network order; btl_pvrdma_budget.h) */
+    uint32_t conn_qpn;              /**< the receiver's RC QP of the connection */
+    uint64_t sent;                  /**< SENDs the sender posted on it */
+    uint64_t received;              /**< messages the sender handled on it */
 } cm_msg_t;
 
 /* a deferred message keeps its GRH and body (mca_btl_pvrdma_cm_deferred_t) */
@@ -112,8 +119,34 @@ void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module)
 
 /** Drain the CM CQ; @return number of completions handled. */
 static int cm_poll(mca_btl_pvrdma_module_t *module);
+static void cm_arm_timer(mca_btl_pvrdma_endpoint_t *ep);
+
+static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_qpn,
+                       const mca_btl_pvrdma_close_info_t *close);
 
 static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
+{
+    return cm_send_msg(ep, type, ep->qp->qp_num, NULL);
+}
+
+int mca_btl_pvrdma_cm_send_close(mca_btl_pvrdma_endpoint_t *ep, int kind,
+                                 const mca_btl_pvrdma_close_info_t *info)
+{
+    static const uint8_t types[] = {
+        [MCA_BTL_PVRDMA_CLOSE_REQ] = CM_CLOSE,
+        [MCA_BTL_PVRDMA_CLOSE_ACK] = CM_CLOSE_ACK,
+        [MCA_BTL_PVRDMA_CLOSE_NAK] = CM_CLOSE_NAK,
+        [MCA_BTL_PVRDMA_CONN_BUSY] = CM_BUSY,
+    };
+
+    if (MCA_BTL_PVRDMA_CLOSE_REQ == kind) {
+        cm_arm_timer(ep);
+    }
+    return cm_send_msg(ep, types[kind], info->from_qpn, info);
+}
+
+static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_qpn,
+                       const mca_btl_pvrdma_close_info_t *close)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
     mca_btl_pvrdma_cm_t *cm = module->cm;
@@ -147,13 +180,17 @@ static int cm_send(mca_btl_pvrdma_endpoint_t *ep, uint8_t type)
         }
     }
     msg->hdr.type = type;
-    msg->grant = htonl(ep->rx_grant);
+    /* close messages carry the attempt in the grant's place */
+    msg->grant = htonl(NULL != close ? close->attempt : ep->rx_grant);
     msg->src = OPAL_PROC_MY_NAME;
     msg->dst = ep->proc->proc_name;
+    msg->conn_qpn = htonl(NULL != close ? close->conn_qpn : 0);
+    msg->sent = htobe64(NULL != close ? close->sent : 0);
+    msg->received = htobe64(NULL != close ? close->received : 0);
 
     memset(&info, 0, sizeof(info));
     info = cm->local;
-    info.qpn = ep->qp->qp_num;
+    info.qpn = my_qpn;
     info.psn = ep->psn;
     (void) pvrdma_common_addr_pack(&info, (struct pvrdma_common_addr *) msg->rc_addr);
 
@@ -201,6 +238,7 @@ void mca_btl_pvrdma_cm_connected(mca_btl_pvrdma_endpoint_t *ep)
         ep->module->connecting_count--;
     }
     ep->state = MCA_BTL_PVRDMA_EP_CONNECTED;
+    ep->last_use = ++ep->module->budget.tick;   /* new: not the LRU one */
     MCA_BTL_PVRDMA_VERBOSE(10, "connected to %s on %s:%d (qp 0x%x -> 0x%x)",
                    opal_get_proc_hostname(ep->proc), ep->module->port.dev_name,
                    ep->module->port.port_num, ep->qp->qp_num, ep->peer_rc.qpn);
@@ -295,8 +333,40 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
         return;
     }
 
+    if (CM_CLOSE == msg->hdr.type || CM_CLOSE_ACK == msg->hdr.type ||
+        CM_CLOSE_NAK == msg->hdr.type || CM_BUSY == msg->hdr.type) {
+        mca_btl_pvrdma_close_info_t info = {
+            .from_qpn = peer.qpn, .conn_qpn = ntohl(msg->conn_qpn),
+            .sent = be64toh(msg->sent), .received = be64toh(msg->received),
+            .attempt = (uint16_t) grant};
+
+        if (CM_CLOSE == msg->hdr.type) {
+            mca_btl_pvrdma_budget_close_req(ep, &info);
+        } else if (CM_BUSY == msg->hdr.type) {
+            mca_btl_pvrdma_budget_busy(ep, &info);
+        } else {
+            mca_btl_pvrdma_budget_close_reply(ep, &info, CM_CLOSE_ACK == msg->hdr.type);
+        }
+        return;
+    }
+
     switch (msg->hdr.type) {
     case CM_REQ:
+        /* a new connection from a peer we asked to close: it agreed (its
+         * reply was lost), or it would not have closed its side */
+        if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state && peer.qpn != ep->peer_rc.qpn) {
+            mca_btl_pvrdma_budget_close_implied(ep);
+        }
+        /* no slot of our budget for it: we connect to the peer ourselves
+         * once one is free (the requests then cross: each side connects
+         * its one QP to the other's), and say so (BUSY) */
+        if ((MCA_BTL_PVRDMA_EP_CLOSED == ep->state || MCA_BTL_PVRDMA_EP_WAITING == ep->state) &&
+            mca_btl_pvrdma_budget_refuse(ep)) {
+            mca_btl_pvrdma_close_info_t busy = {.from_qpn = 0, .conn_qpn = peer.qpn};
+
+            (void) mca_btl_pvrdma_cm_send_close(ep, MCA_BTL_PVRDMA_CONN_BUSY, &busy);
+            return;
+        }
         /* as for REP: the state says ACCEPTED before the REP is sent */
         if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state) {
             if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_create_qp(ep)) {
@@ -430,7 +500,8 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
 
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if ((MCA_BTL_PVRDMA_EP_CONNECTING != ep->state &&
-             MCA_BTL_PVRDMA_EP_ACCEPTED != ep->state) || now < ep->cm_deadline_us) {
+             MCA_BTL_PVRDMA_EP_ACCEPTED != ep->state &&
+             MCA_BTL_PVRDMA_EP_CLOSING != ep->state) || now < ep->cm_deadline_us) {
             continue;
         }
         /* no answer in time: is our own connection QP still alive?  A
@@ -445,6 +516,15 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
         if (++ep->cm_tries > mca_btl_pvrdma_component.connect_retries) {
             mca_btl_pvrdma_error_connect_timeout(ep);
             return;
+        }
+        if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
+            mca_btl_pvrdma_close_info_t info = {
+                .from_qpn = ep->qp->qp_num, .conn_qpn = ep->peer_rc.qpn,
+                .sent = ep->sends_posted, .received = ep->recvs_done,
+                .attempt = ep->close_attempt};
+
+            (void) mca_btl_pvrdma_cm_send_close(ep, MCA_BTL_PVRDMA_CLOSE_REQ, &info);
+            continue;
         }
         cm_arm_timer(ep);
         (void) cm_send(ep, MCA_BTL_PVRDMA_EP_CONNECTING == ep->state ? CM_REQ : CM_REP);
@@ -482,6 +562,7 @@ int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module)
     /* An empty poll is a doorbell (a VM exit on PVRDMA): while nothing is
      * being connected, only look for incoming requests now and then. */
     if (0 == module->connecting_count && 0 == module->cm->ud.tx_busy &&
+        0 == module->budget.waiting && 0 == module->budget.ndrains &&
         ++module->cm_idle_count < (uint32_t) mca_btl_pvrdma_component.cm_poll_interval) {
         return 0;
     }
@@ -495,5 +576,6 @@ int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module)
     if (module->connecting_count > 0) {
         cm_check_timers(module);
     }
+    count += mca_btl_pvrdma_budget_progress(module);
     return count;
 }

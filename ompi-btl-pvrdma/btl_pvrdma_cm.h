@@ -11,7 +11,9 @@
  * sent once the replier's QP is RTS) -> RTU (the requester's QP is RTS).
  * Both sides may send REQ at once: each side simply connects its single QP
  * to the QP number it learns, so the pair is consistent either way.
- * Lost datagrams are covered by resending REQ/REP on a timer.
+ * Lost datagrams are covered by resending REQ/REP on a timer.  CLOSE ->
+ * CLOSE_ACK / CLOSE_NAK close an idle connection for the budget
+ * (btl_pvrdma_budget.h).
  */
 #ifndef MCA_BTL_PVRDMA_CM_H
 #define MCA_BTL_PVRDMA_CM_H
@@ -49,6 +51,12 @@ void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module);
 
 /** @brief Send a connection request to the endpoint's peer. */
 int mca_btl_pvrdma_cm_send_req(struct mca_btl_base_endpoint_t *ep);
+
+/** @brief Send a close message (MCA_BTL_PVRDMA_CLOSE_*, with what
+ *  btl_pvrdma_budget.h says it carries); a request arms the resend timer. */
+struct mca_btl_pvrdma_close_info_t;
+int mca_btl_pvrdma_cm_send_close(struct mca_btl_base_endpoint_t *ep, int kind,
+                                 const struct mca_btl_pvrdma_close_info_t *info);
 
 /** @brief The peer's QP is known to be RTS: the endpoint can send. */
 void mca_btl_pvrdma_cm_connected(struct mca_btl_base_endpoint_t *ep);

@@ -224,6 +224,15 @@ static int pvrdma_component_register(void)
             "so keep retries x timeout above the longest compute phase. Default: 120",
             NULL, OPAL_INFO_LVL_6,
             &c->connect_retries);
+    c->max_connections = 0;
+    reg_int("max_connections", "RC connections (QPs) a process keeps at most. When a new "
+            "peer needs one beyond it, the least recently used idle connection is closed "
+            "with its peer's agreement (nothing in flight either way) and reopened when "
+            "used again; if none can be closed within 5 x connect_timeout, the new one "
+            "is made over the budget (counted at close). 0: the device's max_qp shared by "
+            "the processes on it, so a VM never exceeds its device; a job with fewer "
+            "peers than that never closes anything. Default: 0", NULL, OPAL_INFO_LVL_5,
+            &c->max_connections);
     c->stall_kick_s = 10;
     reg_int("stall_kick", "Seconds a peer's send queue may hold WRs with none of "
             "them completing before the BTL posts a signalled credit message to that "

@@ -17,6 +17,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_error.h"
 #include "btl_pvrdma_frag.h"
 
@@ -416,6 +417,7 @@ int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module)
         }
     }
     report_plan(module);
+    mca_btl_pvrdma_budget_init(module);
     return OPAL_SUCCESS;
 }
 

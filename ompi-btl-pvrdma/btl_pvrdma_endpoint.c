@@ -17,6 +17,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
@@ -45,6 +46,10 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->sends_posted = 0;
     ep->recvs_done = 0;
     ep->sends_retired = 0;
+    ep->last_use = ep->wait_since_us = ep->close_retry_us = 0;
+    ep->closed_qpn = ep->closed_peer_qpn = 0;
+    ep->had_connection = false;
+    ep->close_attempt = ep->refused_attempt = 0;
     memset(&ep->kick_watch, 0, sizeof(ep->kick_watch));
     memset(&ep->alive_watch, 0, sizeof(ep->alive_watch));
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
@@ -195,6 +200,24 @@ static void destroy_qp(mca_btl_pvrdma_endpoint_t *ep)
     }
 }
 
+/* Receives chained but not posted go back to the free list; the send
+ * ring goes (a QP that is no more, or is being replaced). */
+static void release_chain_and_ring(mca_btl_pvrdma_endpoint_t *ep)
+{
+    while (NULL != ep->repost_head) {
+        mca_btl_pvrdma_frag_t *frag = ep->repost_head;
+
+        ep->repost_head = NULL == frag->wr.recv.next ? NULL :
+            (mca_btl_pvrdma_frag_t *) ((char *) frag->wr.recv.next -
+                                       offsetof(mca_btl_pvrdma_frag_t, wr.recv));
+        mca_btl_pvrdma_frag_return(frag);
+    }
+    ep->repost_count = 0;
+    free(ep->ring);
+    ep->ring = NULL;
+    ep->ring_size = ep->ring_count = ep->ring_head = ep->unsignalled = 0;
+}
+
 /* Undo a half-made connection: QP, CQ and SRQ reservations, ring. */
 static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
 {
@@ -208,19 +231,7 @@ static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
     }
     ep->rx_grant = 0;
     destroy_qp(ep);
-    /* receives chained but not posted go back to the free list */
-    while (NULL != ep->repost_head) {
-        mca_btl_pvrdma_frag_t *frag = ep->repost_head;
-
-        ep->repost_head = NULL == frag->wr.recv.next ? NULL :
-            (mca_btl_pvrdma_frag_t *) ((char *) frag->wr.recv.next -
-                                       offsetof(mca_btl_pvrdma_frag_t, wr.recv));
-        mca_btl_pvrdma_frag_return(frag);
-    }
-    ep->repost_count = 0;
-    free(ep->ring);
-    ep->ring = NULL;
-    ep->ring_size = ep->ring_count = ep->ring_head = ep->unsignalled = 0;
+    release_chain_and_ring(ep);
 }
 
 int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
@@ -257,6 +268,9 @@ int mca_btl_pvrdma_endpoint_create_qp(mca_btl_pvrdma_endpoint_t *ep)
     }
     if (++module->peers_connected > module->peers_max) {
         module->peers_max = module->peers_connected;
+    }
+    if (ep->had_connection) {
+        module->budget.reopens++;
     }
     /* the QP's reported caps are the final word (PVRDMA: inline 0) */
     ep->max_inline = cap.max_inline_data;
@@ -419,6 +433,7 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     }
     frag->posted = true;
     frag->signalled = signal;
+    ep->last_use = ++ep->module->budget.tick;
     if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
         ep->sends_posted++;
     } else if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
@@ -515,11 +530,21 @@ int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
 
 int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep)
 {
-    int rc;
-
     if (MCA_BTL_PVRDMA_EP_CLOSED != ep->state) {
         return OPAL_SUCCESS;
     }
+    if (mca_btl_pvrdma_budget_full(ep->module) &&
+        0 != opal_compare_proc(ep->proc->proc_name, OPAL_PROC_MY_NAME)) {
+        mca_btl_pvrdma_budget_wait(ep);   /* its sends stay queued */
+        return OPAL_SUCCESS;
+    }
+    return mca_btl_pvrdma_endpoint_connect_now(ep);
+}
+
+int mca_btl_pvrdma_endpoint_connect_now(mca_btl_pvrdma_endpoint_t *ep)
+{
+    int rc;
+
     rc = mca_btl_pvrdma_endpoint_create_qp(ep);
     if (OPAL_SUCCESS != rc) {
         return rc;
@@ -536,12 +561,52 @@ int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep)
     return OPAL_SUCCESS;
 }
 
+struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
+                                                 uint32_t *rx_posted, uint32_t *cq_need)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    struct ibv_qp *qp = ep->qp;
+
+    /* receives still on the QP: the grant less those consumed and chained
+     * for the next repost (which go back to the free list now) */
+    *rx_posted = (NULL == module->srq && ep->rx_grant > ep->repost_count) ?
+                 ep->rx_grant - ep->repost_count : 0;
+    *cq_need = ep->cq_need;
+    ep->cq_need = 0;
+    if (NULL != module->srq && ep->rx_grant > 0) {
+        module->srq_target = module->srq_target > ep->rx_grant ?
+                             module->srq_target - ep->rx_grant : 0;
+    }
+    ep->rx_grant = 0;
+    ep->srq_consumed = 0;
+    (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, qp->qp_num);
+    ep->qp = NULL;
+    release_chain_and_ring(ep);
+    if (ep->credits_owed) {
+        ep->credits_owed = false;
+        module->credits_owed_count--;
+    }
+    /* the counts the next close agreement compares start again */
+    ep->sends_posted = ep->recvs_done = ep->sends_retired = 0;
+    ep->refused_attempt = 0;
+    memset(&ep->kick_watch, 0, sizeof(ep->kick_watch));
+    memset(&ep->alive_watch, 0, sizeof(ep->alive_watch));
+    ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+    return qp;
+}
+
 void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
 
-    if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state || MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state) {
+    if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state || MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state ||
+        MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
         module->connecting_count--;
+    }
+    if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
+        module->budget.closing--;
+    } else if (MCA_BTL_PVRDMA_EP_WAITING == ep->state) {
+        module->budget.waiting--;
     }
     module->cq_committed -= ep->cq_need;
     ep->cq_need = 0;

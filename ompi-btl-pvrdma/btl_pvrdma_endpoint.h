@@ -20,7 +20,9 @@ enum {
     MCA_BTL_PVRDMA_EP_CONNECTING,   /**< QP in INIT, request sent */
     MCA_BTL_PVRDMA_EP_ACCEPTED,     /**< QP in RTS, waiting to hear the peer is RTS */
     MCA_BTL_PVRDMA_EP_CONNECTED,    /**< both QPs in RTS */
-    MCA_BTL_PVRDMA_EP_FAILED
+    MCA_BTL_PVRDMA_EP_FAILED,
+    MCA_BTL_PVRDMA_EP_WAITING,      /**< no QP: waits for a slot of the budget */
+    MCA_BTL_PVRDMA_EP_CLOSING       /**< connected; we asked the peer to close */
 };
 
 /** Modules that added a peer (endpoint->users): the endpoint is closed
@@ -53,6 +55,16 @@ struct mca_btl_base_endpoint_t {
     struct ibv_ah *cm_ah;
     int cm_tries;
     uint64_t cm_deadline_us;
+
+    /* connection budget (btl_pvrdma_budget.c) */
+    uint64_t last_use;       /**< module->budget.tick when last used (LRU) */
+    uint64_t wait_since_us;  /**< WAITING since */
+    uint64_t close_retry_us; /**< a refused close is not asked again before */
+    uint32_t closed_qpn;     /**< our QP of the last connection closed */
+    uint32_t closed_peer_qpn; /**< the peer's QP of it */
+    bool had_connection;     /**< a connection was closed: the next is a reopen */
+    uint16_t close_attempt;  /**< our close attempt on this connection (0: none yet) */
+    uint16_t refused_attempt; /**< the peer's attempt we refused: its copies too */
 
     /* RC QP */
     struct ibv_qp *qp;
@@ -155,8 +167,22 @@ void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma
 /** @brief Start the queued fragments that can go now.  @return count. */
 int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep);
 
-/** @brief Ensure a connection is being set up (lazy, first use). */
+/** @brief Start connecting now, whatever the budget (start_connect and
+ *  btl_pvrdma_budget.c, which decide when). */
+int mca_btl_pvrdma_endpoint_connect_now(mca_btl_pvrdma_endpoint_t *ep);
+
+/** @brief Ensure a connection is being set up (lazy, first use); with the
+ *  budget full it waits for a slot (btl_pvrdma_budget.h). */
 int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep);
+
+/** @brief Take the connection's QP off the endpoint, which goes back to
+ *  CLOSED with nothing of that connection left (ring, credits, counts,
+ *  chained receives), ready to connect again (btl_pvrdma_budget.c).
+ *  @param rx_posted (OUT) receives still posted on the QP (no SRQ)
+ *  @param cq_need (OUT) CQ entries still promised to them
+ *  @return the QP, for the caller to destroy or drain. */
+struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
+                                                 uint32_t *rx_posted, uint32_t *cq_need);
 
 /** @brief Tear down the QP and release everything the endpoint holds. */
 void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep);

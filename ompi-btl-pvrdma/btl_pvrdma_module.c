@@ -18,6 +18,7 @@
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
@@ -416,6 +417,7 @@ static int pvrdma_module_teardown(mca_btl_pvrdma_module_t *module)
         mca_btl_pvrdma_endpoint_close(ep);
         OBJ_RELEASE(ep);
     }
+    mca_btl_pvrdma_budget_fini(module);
     mca_btl_pvrdma_cm_close(module);
     mca_btl_pvrdma_atomic_fini(module);
     /* the free lists deregister their chunks through the rcache */
@@ -463,12 +465,9 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     }
     pvrdma_common_counters_begin(&c, "btl_close", module->port.dev_name,
                                  module->port.port_num);
-    pvrdma_common_counters_add(&c, "rdma_writes", module->rdma_writes);
-    pvrdma_common_counters_add(&c, "rdma_write_max", module->rdma_write_max);
-    pvrdma_common_counters_add(&c, "rdma_reads", module->rdma_reads);
-    pvrdma_common_counters_add(&c, "rdma_read_max", module->rdma_read_max);
-    pvrdma_common_counters_add(&c, "cq_arms", 0);      /* never armed */
-    pvrdma_common_counters_add(&c, "cq_events", 0);
+    /* the BTL never arms its CQ: 0 arms, 0 events */
+    pvrdma_common_counters_add_ops(&c, module->rdma_writes, module->rdma_write_max,
+                                   module->rdma_reads, module->rdma_read_max, 0, 0);
     pvrdma_common_counters_add(&c, "peers_max", module->peers_max);
     pvrdma_common_counters_add(&c, "cq_entries", module->plan.cq_depth);
     pvrdma_common_counters_add(&c, "send_budget", module->plan.send_budget);
@@ -476,6 +475,12 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "keepalives", module->keepalives);
     pvrdma_common_ud_counters_add((NULL != module->cm) ? &module->cm->ud : NULL, &c);
     pvrdma_common_counters_add(&c, "idle_polls_skipped", module->idle.skipped);
+    pvrdma_common_counters_add(&c, "conn_budget", module->budget.max);
+    pvrdma_common_counters_add(&c, "conn_closes", module->budget.closes);
+    pvrdma_common_counters_add(&c, "conn_reopens", module->budget.reopens);
+    pvrdma_common_counters_add(&c, "conn_close_refusals", module->budget.refusals);
+    pvrdma_common_counters_add(&c, "conn_overruns", module->budget.overruns);
+    pvrdma_common_counters_add(&c, "rx_abandoned", module->budget.rx_abandoned);
     MCA_BTL_PVRDMA_VERBOSE(10, "%s", pvrdma_common_counters_str(&c));
 }
 

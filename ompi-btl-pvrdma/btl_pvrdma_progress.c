@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
@@ -66,6 +67,7 @@ static bool handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
 
     module->recvs_posted--;
     ep->recvs_done++;
+    ep->last_use = ++module->budget.tick;
     if (OPAL_UNLIKELY(MCA_BTL_PVRDMA_EP_ACCEPTED == ep->state)) {
         /* a message over the RC QP proves the peer's QP is RTS (lost RTU) */
         mca_btl_pvrdma_cm_connected(ep);
@@ -170,6 +172,12 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
 
         if (MCA_BTL_PVRDMA_FRAG_RECV == frag->kind) {
             ep = recv_endpoint(module, frag, wc[i].qp_num);
+            /* a receive of a connection the budget closed, flushed back */
+            if (OPAL_UNLIKELY(NULL == module->srq && NULL != ep &&
+                              (NULL == ep->qp || wc[i].qp_num != ep->qp->qp_num)) &&
+                mca_btl_pvrdma_budget_drained(module, frag, &wc[i])) {
+                continue;
+            }
             if (OPAL_UNLIKELY(IBV_WC_SUCCESS != wc[i].status || NULL == ep)) {
                 if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
                     continue;

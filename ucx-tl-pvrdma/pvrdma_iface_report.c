@@ -148,12 +148,12 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     }
     pvrdma_common_counters_begin(&c, "iface_close", iface->md->dev_name,
                                  iface->port_num);
-    pvrdma_common_counters_add(&c, "rdma_writes", iface->op_count.rdma_writes);
-    pvrdma_common_counters_add(&c, "rdma_write_max", iface->op_count.rdma_write_max);
-    pvrdma_common_counters_add(&c, "rdma_reads", iface->op_count.rdma_reads);
-    pvrdma_common_counters_add(&c, "rdma_read_max", iface->op_count.rdma_read_max);
-    pvrdma_common_counters_add(&c, "cq_arms", iface->op_count.cq_arms);
-    pvrdma_common_counters_add(&c, "cq_events", iface->op_count.cq_events);
+    pvrdma_common_counters_add_ops(&c, iface->op_count.rdma_writes,
+                                   iface->op_count.rdma_write_max,
+                                   iface->op_count.rdma_reads,
+                                   iface->op_count.rdma_read_max,
+                                   iface->op_count.cq_arms,
+                                   iface->op_count.cq_events);
     pvrdma_common_counters_add(&c, "cq_entries", (uint64_t)iface->cq->cqe);
     pvrdma_common_counters_add(&c, "cq_full", iface->op_count.cq_full);
     pvrdma_common_counters_add(&c, "forced_signals", iface->op_count.forced_signals);

@@ -18,7 +18,8 @@
 #                   defaults)
 #   SCALE_ARGS      mpi_check tests of the btl and ucx runs (default allpairs)
 #   SCALE_DEV       device (default: the first one ibv_devices lists)
-#   SCALE_ONLY="…"  sections: btl ucx smallcq toosmall (unset: all)
+#   SCALE_BUDGET    btl_pvrdma_max_connections of the budget run (default 4)
+#   SCALE_ONLY="…"  sections: btl budget ucx smallcq toosmall (unset: all)
 #   SCALE_TIMEOUT   seconds per MPI run (default 900)
 . "$(dirname "$0")/lib.sh"
 watch_nodes
@@ -90,6 +91,28 @@ if want btl; then
         w=$(counters_sum btl_close "rdma_writes" "$log")
         [ "${w:-0}" -gt 0 ] && pass "$name: rendezvous by RDMA WRITE ($w WRITEs in all)" ||
             fail "$name: rendezvous by RDMA WRITE" "no RDMA WRITE in the counters lines (log: $log)"
+    fi
+fi
+
+# The connection budget (issue 36): at most SCALE_BUDGET RC QPs per rank,
+# so with 31 peers every rank closes idle connections (with the peer's
+# agreement) and reopens them many times; every byte of all pairs (eager
+# and rendezvous sizes) and of an MPI_Alltoallv is still checked, and the
+# ranks' counters must show closes and reopens.
+BUDGET=${SCALE_BUDGET:-4}
+name="scale btl ${NHOSTS}x$RPN budget of $BUDGET connections"
+if want budget; then
+    mpi_check_run "$name" "$T" "${RUN[@]}" "${BTL[@]}" --mca btl_pvrdma_max_connections "$BUDGET" \
+        -- allpairs alltoallv
+    log=$(log_name "$name")
+    v=$(counters_sum btl_close "conn_closes conn_reopens conn_close_refusals conn_overruns" "$log")
+    read -r closes reopens refusals overruns <<<"$v"
+    held=$(counters_max btl_close "peers_max" "$log")
+    ranks=$(counters btl_close "conn_budget" "$log" | grep -cx "$BUDGET")
+    if [ "${ranks:-0}" = "$NP" ] && [ "${closes:-0}" -gt 0 ] && [ "${reopens:-0}" -gt 0 ]; then
+        pass "$name: all $NP ranks at a budget of $BUDGET: $closes connections closed by agreement, $reopens reopened, $refusals refusals, $overruns made over the budget, at most $held QPs held by a rank"
+    else
+        fail "$name: connections closed and reopened" "$ranks of $NP ranks with budget $BUDGET; closes/reopens/refusals/overruns '${v:-no counters}' (log: $log)"
     fi
 fi
 

@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Copyright (c) 2026 pvrdma-mpi developers */
+/**
+ * @file btl_pvrdma_budget.c
+ * @brief The connection budget: which connection to close for a new peer,
+ *        the close agreement, and the closed QPs' receives (see
+ *        btl_pvrdma_budget.h for the why and the protocol).
+ */
+#include "opal_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/util/proc.h"
+
+#include "btl_pvrdma.h"
+#include "btl_pvrdma_budget.h"
+#include "btl_pvrdma_cm.h"
+#include "btl_pvrdma_endpoint.h"
+#include "btl_pvrdma_frag.h"
+
+/** A closed connection's QP in the error state while its receives (no
+ *  SRQ) come back flushed: destroyed when all are back, or at the deadline
+ *  on a device that never flushes them (QEMU's model). */
+struct mca_btl_pvrdma_drain {
+    struct ibv_qp *qp;
+    uint32_t qpn;
+    uint32_t rx_left;   /**< receives not yet flushed back */
+    uint32_t cq_need;   /**< CQ entries they may still take */
+    uint64_t deadline_us;
+};
+
+/* How long a closed QP's receives may take to flush back. */
+#define BUDGET_DRAIN_US 2000000u
+/* A peer that refused to close is not asked again sooner (it kicked
+ * what kept its send queue from emptying: a round trip or two). */
+#define BUDGET_REFUSED_US 20000u
+/* Closes asked at once, at most (each a datagram round trip). */
+#define BUDGET_CLOSING_MAX 4u
+/* How often a waiting endpoint looks for a connection to close. */
+#define BUDGET_LOOK_US 5000u
+/* A connection waits this many connect timeouts for a slot before it is
+ * made over the budget (liveness: a budget never stops a job). */
+#define BUDGET_PATIENCE 5u
+
+void mca_btl_pvrdma_budget_init(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    uint32_t fit = module->plan.peers_fit_qp;
+
+    memset(&module->budget, 0, sizeof(module->budget));
+    /* auto: the device's QPs shared by the processes on it (the plan), so
+     * a VM never asks its device for more than it has */
+    module->budget.max = c->max_connections > 0 ? (uint32_t) c->max_connections :
+                         (fit > 0 ? fit : UINT32_MAX);
+    if (module->budget.max < 2) {
+        module->budget.max = 2;   /* a peer and the loopback QP */
+    }
+    MCA_BTL_PVRDMA_VERBOSE(5, "%s:%d: connection budget %u RC QPs (%s): %s",
+                           module->port.dev_name, module->port.port_num, module->budget.max,
+                           c->max_connections > 0 ? "btl_pvrdma_max_connections" :
+                           "auto: max_qp shared by the processes on the device",
+                           (module->job_peers > 0 && module->budget.max > module->job_peers) ?
+                           "every peer of the job fits, nothing is ever closed" :
+                           "the least recently used idle connection is closed for a new peer");
+}
+
+static bool ep_is_self(const mca_btl_pvrdma_endpoint_t *ep)
+{
+    return 0 == opal_compare_proc(ep->proc->proc_name, OPAL_PROC_MY_NAME);
+}
+
+/** Nothing of ours queued or in flight on the connection. */
+static bool ep_quiet(mca_btl_pvrdma_endpoint_t *ep)
+{
+    return opal_list_is_empty(&ep->pending) && 0 == ep->ring_count &&
+           0 == ep->rdma_outstanding && !ep_is_self(ep);
+}
+
+static void close_info_fill(const mca_btl_pvrdma_endpoint_t *ep,
+                            mca_btl_pvrdma_close_info_t *info)
+{
+    info->from_qpn = ep->qp->qp_num;
+    info->conn_qpn = ep->peer_rc.qpn;
+    info->sent = ep->sends_posted;
+    info->received = ep->recvs_done;
+    info->attempt = ep->close_attempt;
+}
+
+void mca_btl_pvrdma_budget_wait(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    ep->state = MCA_BTL_PVRDMA_EP_WAITING;
+    ep->wait_since_us = pvrdma_common_now_us();
+    module->budget.waiting++;
+    module->budget.next_look_us = 0;   /* look for a connection to close now */
+    MCA_BTL_PVRDMA_VERBOSE(20, "connection to %s waits for a slot (%u of %u RC QPs held)",
+                           OPAL_NAME_PRINT(ep->proc->proc_name), module->peers_connected,
+                           module->budget.max);
+}
+
+/** Destroy a drained (or given up) QP and give back what it held. */
+static void drain_end(mca_btl_pvrdma_module_t *module, uint32_t i)
+{
+    struct mca_btl_pvrdma_drain *d = &module->budget.drains[i];
+
+    if (d->rx_left > 0) {
+        /* never flushed: those buffers stay out of the free list (a late
+         * flush finds them in budget_drained and returns them) */
+        module->budget.rx_abandoned += d->rx_left;
+        module->recvs_posted -= d->rx_left < module->recvs_posted ? d->rx_left :
+                                module->recvs_posted;
+    }
+    (void) ibv_destroy_qp(d->qp);
+    module->cq_committed -= d->cq_need;
+    module->peers_connected--;
+    module->budget.drains[i] = module->budget.drains[--module->budget.ndrains];
+}
+
+/** Close our side of an agreed close: the QP goes (now with an SRQ, after
+ *  its receives flushed back without), the endpoint is CLOSED and
+ *  reconnects at once if work for the peer queued meanwhile. */
+static void close_finish(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    uint32_t qpn, peer_qpn = ep->peer_rc.qpn, rx, cq;
+    struct ibv_qp *qp;
+
+    if (NULL == ep->qp) {
+        return;   /* closed already (a nested handling of the same close) */
+    }
+    qpn = ep->qp->qp_num;
+    if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
+        module->budget.closing--;
+        module->connecting_count--;
+    }
+    qp = mca_btl_pvrdma_endpoint_detach_qp(ep, &rx, &cq);
+    if (rx > 0 && module->budget.ndrains == module->budget.drains_cap) {
+        uint32_t cap = module->budget.drains_cap ? 2 * module->budget.drains_cap : 8;
+        void *p = realloc(module->budget.drains, cap * sizeof(*module->budget.drains));
+
+        if (NULL != p) {
+            module->budget.drains = p;
+            module->budget.drains_cap = cap;
+        }
+    }
+    if (rx > 0 && module->budget.ndrains < module->budget.drains_cap &&
+        0 == pvrdma_common_qp_to_err(qp)) {
+        module->budget.drains[module->budget.ndrains++] = (struct mca_btl_pvrdma_drain) {
+            .qp = qp, .qpn = qpn, .rx_left = rx, .cq_need = cq,
+            .deadline_us = pvrdma_common_now_us() + BUDGET_DRAIN_US};
+    } else {
+        if (rx > 0) {
+            module->budget.rx_abandoned += rx;
+            module->recvs_posted -= rx < module->recvs_posted ? rx : module->recvs_posted;
+        }
+        (void) ibv_destroy_qp(qp);
+        module->cq_committed -= cq;
+        module->peers_connected--;
+    }
+    ep->closed_qpn = qpn;
+    ep->closed_peer_qpn = peer_qpn;
+    ep->had_connection = true;
+    module->budget.closes++;
+    module->budget.next_look_us = 0;
+    MCA_BTL_PVRDMA_VERBOSE(10, "closed the idle connection to %s (qp 0x%x -> 0x%x) for the "
+                           "budget of %u RC QPs (%" PRIu64 " closed so far)",
+                           OPAL_NAME_PRINT(ep->proc->proc_name), qpn, peer_qpn,
+                           module->budget.max, module->budget.closes);
+    if (!opal_list_is_empty(&ep->pending)) {
+        (void) mca_btl_pvrdma_endpoint_start_connect(ep);
+    }
+}
+
+void mca_btl_pvrdma_budget_close_req(mca_btl_pvrdma_endpoint_t *ep,
+                                     const mca_btl_pvrdma_close_info_t *info)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    mca_btl_pvrdma_close_info_t reply;
+
+    if (NULL == ep->qp || ep->qp->qp_num != info->conn_qpn ||
+        ep->peer_rc.qpn != info->from_qpn) {
+        /* our agreement to a close we already did was lost: say it again */
+        if (info->conn_qpn == ep->closed_qpn && info->from_qpn == ep->closed_peer_qpn) {
+            reply = (mca_btl_pvrdma_close_info_t) {.from_qpn = ep->closed_qpn,
+                                                   .conn_qpn = ep->closed_peer_qpn,
+                                                   .attempt = info->attempt};
+            (void) mca_btl_pvrdma_cm_send_close(ep, MCA_BTL_PVRDMA_CLOSE_ACK, &reply);
+        }
+        return;   /* else a connection older than that: nothing to answer */
+    }
+    /* A copy of an attempt we refused is refused again: the requester
+     * may have had our refusal, gone back to sending, and a later copy
+     * must not find us agreeing to close under its new messages. */
+    if (info->attempt != ep->refused_attempt &&
+        (MCA_BTL_PVRDMA_EP_CONNECTED == ep->state || MCA_BTL_PVRDMA_EP_CLOSING == ep->state) &&
+        ep_quiet(ep) && ep->recvs_done == info->sent && ep->sends_posted == info->received) {
+        /* every message either side sent was received and handled.
+         * Closed before the reply goes: sending may poll the connection
+         * CQ (a full ring) and handle the peer's resent CLOSE inside */
+        close_info_fill(ep, &reply);
+        reply.attempt = info->attempt;
+        close_finish(ep);
+        (void) mca_btl_pvrdma_cm_send_close(ep, MCA_BTL_PVRDMA_CLOSE_ACK, &reply);
+        return;
+    }
+    if (info->attempt != ep->refused_attempt) {
+        module->budget.refusals++;
+        ep->refused_attempt = info->attempt;
+    }
+    close_info_fill(ep, &reply);
+    reply.attempt = info->attempt;
+    (void) mca_btl_pvrdma_cm_send_close(ep, MCA_BTL_PVRDMA_CLOSE_NAK, &reply);
+    /* trailing unsignalled sends keep our ring from emptying: a signalled
+     * credit message retires them, so the next request can be agreed */
+    if (ep->ring_count > 0 && ep->unsignalled > 0 && MCA_BTL_PVRDMA_EP_CONNECTED == ep->state) {
+        (void) mca_btl_pvrdma_send_kick(module, ep);
+    }
+}
+
+void mca_btl_pvrdma_budget_close_reply(mca_btl_pvrdma_endpoint_t *ep,
+                                       const mca_btl_pvrdma_close_info_t *info, bool agreed)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+
+    if (MCA_BTL_PVRDMA_EP_CLOSING != ep->state || NULL == ep->qp ||
+        ep->qp->qp_num != info->conn_qpn || ep->peer_rc.qpn != info->from_qpn ||
+        ep->close_attempt != info->attempt) {
+        return;   /* a reply to an older request */
+    }
+    if (agreed) {
+        close_finish(ep);
+        return;
+    }
+    module->budget.closing--;
+    module->connecting_count--;
+    module->budget.refusals++;
+    ep->state = MCA_BTL_PVRDMA_EP_CONNECTED;
+    ep->close_retry_us = pvrdma_common_now_us() + BUDGET_REFUSED_US;
+    module->budget.next_look_us = 0;   /* another one may be idle */
+    (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
+}
+
+bool mca_btl_pvrdma_budget_refuse(mca_btl_pvrdma_endpoint_t *ep)
+{
+    mca_btl_pvrdma_module_t *module = ep->module;
+    uint64_t patience = BUDGET_PATIENCE *
+                        (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
+
+    if (!mca_btl_pvrdma_budget_full(module) ||
+        (MCA_BTL_PVRDMA_EP_WAITING == ep->state &&
+         pvrdma_common_now_us() - ep->wait_since_us > patience)) {
+        if (MCA_BTL_PVRDMA_EP_WAITING == ep->state) {
+            if (mca_btl_pvrdma_budget_full(module)) {
+                module->budget.overruns++;
+            }
+            module->budget.waiting--;
+            ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+        }
+        return false;
+    }
+    if (MCA_BTL_PVRDMA_EP_CLOSED == ep->state) {
+        mca_btl_pvrdma_budget_wait(ep);
+    }
+    return true;
+}
+
+void mca_btl_pvrdma_budget_busy(mca_btl_pvrdma_endpoint_t *ep,
+                                const mca_btl_pvrdma_close_info_t *info)
+{
+    if (MCA_BTL_PVRDMA_EP_CONNECTING != ep->state || NULL == ep->qp ||
+        ep->qp->qp_num != info->conn_qpn) {
+        return;
+    }
+    /* it will connect to us: ask again only as a reminder, and never run
+     * out of retries while a busy peer makes room */
+    ep->cm_tries = 0;
+    ep->cm_deadline_us = pvrdma_common_now_us() +
+                         (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
+}
+
+void mca_btl_pvrdma_budget_close_implied(mca_btl_pvrdma_endpoint_t *ep)
+{
+    if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
+        close_finish(ep);
+    }
+}
+
+/** Ask the least recently used quiet connection's peer to close it.
+ *  @return true when a request went out (or a kick that prepares one). */
+static bool make_room(mca_btl_pvrdma_module_t *module, uint64_t now)
+{
+    mca_btl_pvrdma_endpoint_t *ep, *best = NULL;
+    mca_btl_pvrdma_close_info_t info;
+
+    OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state || now < ep->close_retry_us ||
+            !opal_list_is_empty(&ep->pending) || 0 != ep->rdma_outstanding || ep_is_self(ep)) {
+            continue;
+        }
+        if (NULL == best || ep->last_use < best->last_use) {
+            best = ep;
+        }
+    }
+    if (NULL == best) {
+        return false;
+    }
+    if (best->ring_count > 0) {
+        /* its last sends went unsignalled: retire them first */
+        if (best->unsignalled > 0) {
+            (void) mca_btl_pvrdma_send_kick(module, best);
+        }
+        best->close_retry_us = now + BUDGET_LOOK_US;
+        return true;
+    }
+    best->state = MCA_BTL_PVRDMA_EP_CLOSING;
+    best->cm_tries = 0;
+    if (0 == ++best->close_attempt) {
+        best->close_attempt = 1;   /* 0 is "none" */
+    }
+    module->budget.closing++;
+    module->connecting_count++;   /* the CM polls and runs its timer */
+    close_info_fill(best, &info);
+    (void) mca_btl_pvrdma_cm_send_close(best, MCA_BTL_PVRDMA_CLOSE_REQ, &info);
+    return true;
+}
+
+int mca_btl_pvrdma_budget_progress(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
+    mca_btl_pvrdma_endpoint_t *ep;
+    uint64_t now;
+    int count = 0;
+
+    if (0 == module->budget.waiting && 0 == module->budget.ndrains &&
+        module->peers_connected <= module->budget.max) {
+        return 0;
+    }
+    now = pvrdma_common_now_us();
+    for (uint32_t i = 0; i < module->budget.ndrains;) {
+        if (now >= module->budget.drains[i].deadline_us) {
+            drain_end(module, i);   /* moves the last record to i */
+            count++;
+        } else {
+            ++i;
+        }
+    }
+    /* free slots to the waiting, or over the budget after the connect
+     * timeout: a budget must never stop a job */
+    OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
+        bool late;
+
+        if (MCA_BTL_PVRDMA_EP_WAITING != ep->state) {
+            continue;
+        }
+        late = now - ep->wait_since_us > BUDGET_PATIENCE * (uint64_t) c->connect_timeout_ms * 1000u;
+        if (!mca_btl_pvrdma_budget_full(module) || late) {
+            if (mca_btl_pvrdma_budget_full(module)) {
+                module->budget.overruns++;
+                MCA_BTL_PVRDMA_VERBOSE(5, "connection to %s made over the budget of %u RC "
+                                       "QPs: no idle connection could be closed in %u ms",
+                                       OPAL_NAME_PRINT(ep->proc->proc_name),
+                                       module->budget.max,
+                                       BUDGET_PATIENCE * (unsigned) c->connect_timeout_ms);
+            }
+            module->budget.waiting--;
+            ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
+            (void) mca_btl_pvrdma_endpoint_connect_now(ep);
+            count++;
+        }
+    }
+    /* as many closes at once as connections want a slot (or are over) */
+    if (now >= module->budget.next_look_us) {
+        uint32_t want = module->budget.waiting +
+                        (module->peers_connected > module->budget.max ?
+                         module->peers_connected - module->budget.max : 0);
+
+        module->budget.next_look_us = now + BUDGET_LOOK_US;
+        for (uint32_t tries = 0; tries < BUDGET_CLOSING_MAX && module->budget.closing < want &&
+                                 module->budget.closing < BUDGET_CLOSING_MAX; ++tries) {
+            if (!make_room(module, now)) {
+                break;
+            }
+            count++;
+        }
+    }
+    return count;
+}
+
+bool mca_btl_pvrdma_budget_drained(mca_btl_pvrdma_module_t *module,
+                                   mca_btl_pvrdma_frag_t *frag, const struct ibv_wc *wc)
+{
+    if (IBV_WC_WR_FLUSH_ERR != wc->status) {
+        return false;   /* a message on a closed connection: not agreed, an error */
+    }
+    for (uint32_t i = 0; i < module->budget.ndrains; ++i) {
+        struct mca_btl_pvrdma_drain *d = &module->budget.drains[i];
+
+        if (d->qpn != wc->qp_num) {
+            continue;
+        }
+        mca_btl_pvrdma_frag_return(frag);
+        module->recvs_posted--;
+        if (0 == --d->rx_left) {
+            drain_end(module, i);
+        }
+        return true;
+    }
+    /* flushed after its QP was given up on: the buffer is ours again */
+    if (module->budget.rx_abandoned > 0) {
+        module->budget.rx_abandoned--;
+        mca_btl_pvrdma_frag_return(frag);
+        return true;
+    }
+    return false;
+}
+
+void mca_btl_pvrdma_budget_fini(mca_btl_pvrdma_module_t *module)
+{
+    while (module->budget.ndrains > 0) {
+        drain_end(module, module->budget.ndrains - 1);
+    }
+    free(module->budget.drains);
+    module->budget.drains = NULL;
+    module->budget.drains_cap = 0;
+}
