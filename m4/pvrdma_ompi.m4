@@ -7,6 +7,13 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
             [Open MPI devel headers: DIR holds opal_config.h, or DIR/openmpi,
              DIR/include or DIR/include/openmpi does
              (default: from `mpicc --showme:incdirs`)])])
+    AC_ARG_WITH([ompi-src],
+        [AS_HELP_STRING([--with-ompi-src=DIR],
+            [the installed Open MPI version's source tree, for internal
+             headers its devel package does not ship (Debian 13's 5.0.7);
+             default: fetched from Debian's archive when needed by
+             scripts/fetch-ompi-src.sh into $PVRDMA_OMPI_SRC_CACHE or
+             BUILDDIR/ompi-src])])
     AC_ARG_WITH([ompi-component-dir],
         [AS_HELP_STRING([--with-ompi-component-dir=DIR],
             [where Open MPI loads components
@@ -50,17 +57,57 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
 
     pvrdma_save_CPPFLAGS=$CPPFLAGS
     CPPFLAGS="$CPPFLAGS $OMPI_CPPFLAGS $HWLOC_CFLAGS"
-    AC_MSG_CHECKING([for Open MPI 4.x BTL headers])
-    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[
+    m4_define([PVRDMA_OMPI_BTL_TEST], [AC_LANG_PROGRAM([[
 #include "opal_config.h"
 #include "opal/mca/btl/btl.h"
-#if OPAL_MAJOR_VERSION != 4
-#error "the pvrdma BTL targets the Open MPI 4.x BTL interface"
+#if OPAL_MAJOR_VERSION != 4 && OPAL_MAJOR_VERSION != 5
+#error "the pvrdma BTL targets the BTL interfaces of Open MPI 4.x and 5.x"
 #endif
-]], [[return (int)sizeof(mca_btl_base_module_t);]])],
+]], [[return (int)sizeof(mca_btl_base_module_t);]])])
+    AC_MSG_CHECKING([for Open MPI 4.x or 5.x BTL headers])
+    AC_COMPILE_IFELSE([PVRDMA_OMPI_BTL_TEST],
         [AC_MSG_RESULT([yes])],
         [AC_MSG_RESULT([no])
-         AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS: Open MPI 4.x devel headers are required (see config.log for the compiler error); pass --with-ompi=DIR or use --disable-ompi])])
+         # Debian 13's devel package names headers in opal_config.h that
+         # it does not install: take them from the source package of the
+         # installed version, searched after every installed header.
+         AS_IF([test -n "$with_ompi_src" && test "x$with_ompi_src" != xyes],
+             [pvrdma_ompi_src=$with_ompi_src],
+             [pvrdma_ompi_cache=${PVRDMA_OMPI_SRC_CACHE:-`pwd`/ompi-src}
+              AC_MSG_NOTICE([running $srcdir/scripts/fetch-ompi-src.sh $pvrdma_ompi_cache])
+              pvrdma_ompi_src=`$SHELL "$srcdir/scripts/fetch-ompi-src.sh" "$pvrdma_ompi_cache" 2>&AS_MESSAGE_LOG_FD` ||
+                  AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS (see config.log), and scripts/fetch-ompi-src.sh could not obtain the Open MPI source for the headers the devel package may lack: pass --with-ompi-src=DIR, --with-ompi=DIR, or use --disable-ompi])])
+         AS_IF([test ! -d "$pvrdma_ompi_src/opal/mca"],
+             [AC_MSG_ERROR([$pvrdma_ompi_src is not an Open MPI source tree (no opal/mca)])])
+         OMPI_CPPFLAGS="$OMPI_CPPFLAGS -idirafter $pvrdma_ompi_src"
+         # Open MPI 5's internal headers include PMIx's (an external
+         # library there, in its own directory on Debian).
+         pvrdma_pmix_cflags=`$PKG_CONFIG --cflags-only-I pmix 2>/dev/null | sed 's/-I/-isystem /g'`
+         OMPI_CPPFLAGS="$OMPI_CPPFLAGS $pvrdma_pmix_cflags"
+         CPPFLAGS="$pvrdma_save_CPPFLAGS $OMPI_CPPFLAGS $HWLOC_CFLAGS"
+         AC_MSG_CHECKING([for Open MPI BTL headers with the source tree's internal headers])
+         AC_COMPILE_IFELSE([PVRDMA_OMPI_BTL_TEST],
+             [AC_MSG_RESULT([yes])],
+             [AC_MSG_RESULT([no])
+              AC_MSG_ERROR([cannot compile against opal/mca/btl/btl.h with $OMPI_CPPFLAGS: Open MPI 4.x or 5.x devel headers are required (see config.log for the compiler error); pass --with-ompi=DIR or use --disable-ompi])])])
+
+    # Where Open MPI 4.1 and 5.0 differ for the BTL: feature tests here,
+    # one compat header (ompi-btl-pvrdma/btl_pvrdma_compat.h) uses them.
+    # Passed as -D flags, as the BTL includes opal_config.h, not ours.
+    AC_MSG_CHECKING([for Open MPI 5's BTL interface differences])
+    pvrdma_ompi_compat=
+    AC_PREPROC_IFELSE([AC_LANG_SOURCE([[#include "opal/mca/threads/mutex.h"]])],
+        [pvrdma_ompi_compat="$pvrdma_ompi_compat -DPVRDMA_OMPI_MCA_THREADS=1"])
+    AC_PREPROC_IFELSE([AC_LANG_SOURCE([[#include "opal_config.h"
+#include "opal/mca/pmix/pmix-internal.h"]])],
+        [pvrdma_ompi_compat="$pvrdma_ompi_compat -DPVRDMA_OMPI_PMIX_INTERNAL=1"])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"
+#include "opal/mca/btl/btl.h"]],
+        [[const mca_btl_base_receive_descriptor_t *d = 0; (void)d;]])],
+        [pvrdma_ompi_compat="$pvrdma_ompi_compat -DPVRDMA_OMPI_RECV_DESC=1"])
+    AS_IF([test -n "$pvrdma_ompi_compat"],
+        [AC_MSG_RESULT([$pvrdma_ompi_compat])], [AC_MSG_RESULT([none (the 4.1 interface)])])
+    OMPI_CPPFLAGS="$OMPI_CPPFLAGS$pvrdma_ompi_compat"
 
     # Open MPI's free lists and LIFOs (inline in its headers, so compiled
     # into the BTL) use a 16-byte compare-and-swap when opal_config.h says

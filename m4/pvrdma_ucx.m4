@@ -66,7 +66,7 @@ AC_DEFUN([PVRDMA_CHECK_UCX], [
     AS_IF([test -z "$UCX_INFO"],
         [AC_MSG_ERROR([ucx_info not found: it is needed to reproduce UCX's build configuration (Debian: apt-get install ucx-utils)])])
     AC_MSG_CHECKING([UCX version])
-    pvrdma_ucx_info_version=`$UCX_INFO -v 2>/dev/null | sed -n 's/^# *Version *\(@<:@0-9.@:>@*\).*/\1/p' | head -n 1`
+    pvrdma_ucx_info_version=`$UCX_INFO -v 2>/dev/null | sed -n 's/^# *\(Library \)\{0,1\}@<:@Vv@:>@ersion:\{0,1\} *\(@<:@0-9.@:>@*\).*/\2/p' | head -n 1`
     AC_MSG_RESULT([headers $pvrdma_ucx_version, ucx_info $pvrdma_ucx_info_version])
     AS_IF([test "x$pvrdma_ucx_info_version" != "x$pvrdma_ucx_version"],
         [AC_MSG_ERROR([UCX headers are version $pvrdma_ucx_version but $UCX_INFO reports '$pvrdma_ucx_info_version': mixed UCX installations (check --with-ucx and PATH)])])

@@ -33,7 +33,7 @@
 #include "opal/mca/btl/base/base.h"
 #include "opal/mca/btl/base/btl_base_error.h"
 #include "opal/mca/rcache/rcache.h"
-#include "opal/threads/mutex.h"
+#include "btl_pvrdma_compat.h"
 #include "opal/util/output.h"
 
 #include "pvrdma_common.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
-#include "opal/mca/pmix/pmix.h"
+#include "btl_pvrdma_compat.h"
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"
@@ -304,7 +304,7 @@ static uint32_t job_peers(void)
 
     wildcard.jobid = OPAL_PROC_MY_NAME.jobid;
     wildcard.vpid = OPAL_VPID_WILDCARD;
-    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, OPAL_PMIX_JOB_SIZE, &wildcard, &sizep, OPAL_UINT32);
+    OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PVRDMA_MODEX_JOB_SIZE, &wildcard, &sizep, PVRDMA_MODEX_UINT32);
     return (OPAL_SUCCESS == rc && size > 1) ? size - 1 : 0;
 }
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "opal/mca/pmix/pmix.h"
+#include "btl_pvrdma_compat.h"
 #include "opal/util/show_help.h"
 
 #include "btl_pvrdma.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opal/mca/pmix/pmix.h"
+#include "btl_pvrdma_compat.h"
 #include "opal/mca/rcache/base/base.h"
 #include "opal/util/show_help.h"
 
@@ -389,7 +389,7 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
         rc = mca_btl_pvrdma_cm_open(module, &modex);
     }
     if (OPAL_SUCCESS == rc) {
-        OPAL_MODEX_SEND(rc, OPAL_PMIX_GLOBAL, &mca_btl_pvrdma_component.super.btl_version,
+        OPAL_MODEX_SEND(rc, PVRDMA_MODEX_GLOBAL, &mca_btl_pvrdma_component.super.btl_version,
                         &modex, sizeof(modex));
     }
     if (OPAL_SUCCESS != rc) {

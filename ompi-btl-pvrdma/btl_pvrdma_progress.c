@@ -86,11 +86,9 @@ static bool handle_recv(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_frag_t *
 static void recv_upcall(mca_btl_pvrdma_module_t *module, const recv_upcall_t *up)
 {
     mca_btl_pvrdma_hdr_t *hdr = up->frag->hdr;
-    mca_btl_base_segment_t seg = {.seg_addr.pval = hdr + 1, .seg_len = up->len};
-    mca_btl_base_descriptor_t des = {.des_segments = &seg, .des_segment_count = 1};
-    const mca_btl_active_message_callback_t *reg = mca_btl_base_active_message_trigger + hdr->tag;
+    const mca_btl_base_segment_t seg = {.seg_addr.pval = hdr + 1, .seg_len = up->len};
 
-    reg->cbfunc(&module->super, hdr->tag, &des, reg->cbdata);
+    pvrdma_compat_recv_upcall(&module->super, up->ep, hdr->tag, &seg);
 }
 
 /** After the upcall: the buffer goes back (module lock held). */

@@ -36,10 +36,10 @@ src_pkg=$(dpkg-query -W -f='${source:Package}' "$PKG")
 src_version=$(dpkg-query -W -f='${source:Version}' "$PKG")
 [ -n "$src_pkg" ] || src_pkg=ucx
 [ -n "$src_version" ] || src_version=$deb_version
-ucx_version=$(ucx_info -v | sed -n 's/^# *Version *\([0-9][0-9.]*\).*/\1/p' | head -n 1)
+ucx_version=$(ucx_info -v | sed -n 's/^# *\(Library \)\{0,1\}[Vv]ersion:\{0,1\} *\([0-9][0-9.]*\).*/\2/p' | head -n 1)
 [ -n "$ucx_version" ] || die "cannot read the UCX version from 'ucx_info -v'"
 case "$src_version" in
-    "$ucx_version"|"$ucx_version"-*|*:"$ucx_version"-*) ;;
+    "$ucx_version"|"$ucx_version"[-+]*|*:"$ucx_version"[-+]*) ;;
     *) die "ucx_info reports UCX $ucx_version but $PKG is $src_version: mixed installation?" ;;
 esac
 
