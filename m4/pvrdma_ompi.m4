@@ -178,6 +178,28 @@ __int128 pvrdma_v;
     AS_IF([test -z "$OMPI_SYSCONF_DIR"], [OMPI_SYSCONF_DIR=/etc/openmpi])
     AC_MSG_RESULT([$OMPI_SYSCONF_DIR])
 
+    dnl What pvrdma-mpi/btl sets that depends on the Open MPI series: the
+    dnl shared-memory BTL's name (vader in 4.1, sm in 5.0) and, in 5.0, the
+    dnl component paths.  Open MPI 5's prterun (Debian 13) exports
+    dnl OMPI_MCA_mca_base_component_path naming PMIx's plugin directory, so
+    dnl no component outside libmpi loads under mpirun; and whatever the
+    dnl OMPI_ variable names, prterun copies to PMIx's, whose scan then
+    dnl warns about every Open MPI file there.  Setting both, each to its
+    dnl own directory, loads ours and keeps PMIx quiet (bed, 2026-11-28).
+    AC_MSG_CHECKING([what pvrdma-mpi/btl sets for this Open MPI series])
+    AS_IF([echo "$pvrdma_ompi_compat" | grep -q PVRDMA_OMPI_MCA_THREADS],
+        [OMPI_SM_BTL=sm
+         OMPI_COMPONENT_PATH=$OMPI_COMPONENT_DIR
+         pvrdma_pmix_libdir=`$PKG_CONFIG --variable=libdir pmix 2>/dev/null`
+         PMIX_COMPONENT_PATH=${pvrdma_pmix_libdir:+$pvrdma_pmix_libdir/pmix}],
+        [OMPI_SM_BTL=vader
+         OMPI_COMPONENT_PATH=
+         PMIX_COMPONENT_PATH=])
+    AC_MSG_RESULT([btl $OMPI_SM_BTL${OMPI_COMPONENT_PATH:+, component paths $OMPI_COMPONENT_PATH and $PMIX_COMPONENT_PATH}])
+
+    AC_SUBST([OMPI_SM_BTL])
+    AC_SUBST([OMPI_COMPONENT_PATH])
+    AC_SUBST([PMIX_COMPONENT_PATH])
     AC_SUBST([OMPI_CPPFLAGS])
     AC_SUBST([OMPI_CFLAGS])
     AC_SUBST([OMPI_COMPONENT_DIR])

@@ -39,9 +39,14 @@ fi
 [ -f "$src/debian/rules" ] || die "$src has no debian/rules"
 
 export PVRDMA_UCX_SRC_CACHE=${PVRDMA_UCX_SRC_CACHE:-$TOP/build/ucx-src}
+# Open MPI 5's missing internal headers, when needed (scripts/fetch-ompi-src.sh)
+export PVRDMA_OMPI_SRC_CACHE=${PVRDMA_OMPI_SRC_CACHE:-$TOP/build/ompi-src}
 export DEB_BUILD_OPTIONS="parallel=${PVRDMA_DEB_JOBS:-$(nproc)} ${DEB_BUILD_OPTIONS:-}"
-say "dpkg-buildpackage -us -uc -b in $src (log: $OUT/build.log)"
-(cd "$src" && dpkg-buildpackage -us -uc -b) >"$OUT/build.log" 2>&1 ||
+# PVRDMA_DEB_PROFILES: build profiles, e.g. pkg.pvrdma-mpi.noucx (no UCX
+# transport package: the second stack, docs/stacks.md).
+profiles=${PVRDMA_DEB_PROFILES:+-P$PVRDMA_DEB_PROFILES}
+say "dpkg-buildpackage -us -uc -b $profiles in $src (log: $OUT/build.log)"
+(cd "$src" && dpkg-buildpackage -us -uc -b $profiles) >"$OUT/build.log" 2>&1 ||
     { tail -n 30 "$OUT/build.log" >&2; die "dpkg-buildpackage failed (log: $OUT/build.log)"; }
 changes=$(ls "$OUT"/pvrdma-mpi_"$version"_*.changes 2>/dev/null | head -n 1)
 [ -n "$changes" ] || die "no .changes file in $OUT"

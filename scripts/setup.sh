@@ -37,6 +37,8 @@ PACKAGES=(
     # the --pvrdma tier's nested QEMU (scripts/testbed/pvrdma/qemu.sh)
     meson ninja-build libglib2.0-dev libpixman-1-dev librdmacm-dev libibumad-dev
     libattr1-dev libcap-ng-dev libfdt-dev zlib1g-dev
+    # the second stack's Debian 13 root (scripts/stack2/root.sh)
+    debootstrap
     # our Debian packages (scripts/build-debs.sh) and their test
     debhelper lintian
     # Lmod's dependencies: tests/packages.sh runs Debian's lmod unpacked,

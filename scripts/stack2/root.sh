@@ -24,6 +24,8 @@ PACKAGES=(
     libopenmpi-dev openmpi-bin libucx-dev ucx-utils libucx0
     libibverbs-dev ibverbs-utils ibverbs-providers rdma-core perftest libhwloc-dev libsodium-dev
     openssh-server openssh-client iproute2 kmod procps iputils-ping ca-certificates
+    # `module load pvrdma-mpi/btl`, as on Debian 12
+    environment-modules
     # our Debian packages (scripts/build-debs.sh) on this stack
     debhelper fakeroot
 )
@@ -46,7 +48,11 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 
 say "building a $SUITE root in $ROOT from $MIRROR (once per machine)"
-rm -rf "$ROOT"
+# Never delete through a mount (build.sh bind-mounts the project tree).
+if [ -d "$ROOT" ] && awk -v r="$ROOT/" 'index($5 "/", r) == 1 {f=1} END {exit !f}' /proc/self/mountinfo; then
+    die "something is mounted under $ROOT (build.sh running?): not rebuilding it"
+fi
+rm -rf --one-file-system "$ROOT"
 mkdir -p "$(dirname "$ROOT")"
 t0=$(date +%s)
 debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >"$ROOT.debootstrap.log" 2>&1 ||
@@ -72,6 +78,5 @@ chroot "$ROOT" apt-get clean
 umount "$ROOT/proc"
 trap - EXIT
 echo "$want" >"$stamp"
-say "done in $(( $(date +%s) - t0 )) s: $(chroot "$ROOT" ompi_info --version 2>/dev/null | head -n 1);" \
-    "$(chroot "$ROOT" ucx_info -v 2>/dev/null | sed -n 's/^# *Version/UCX/p' | head -n 1)"
+say "done in $(( $(date +%s) - t0 )) s: $(chroot "$ROOT" dpkg-query -W -f='Open MPI ${Version}, ' libopenmpi-dev)$(chroot "$ROOT" dpkg-query -W -f='UCX ${Version}' libucx-dev)"
 echo "$ROOT"
