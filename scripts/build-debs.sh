@@ -33,7 +33,7 @@ if git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
         cpio -0pdm --quiet "$src") || die "copying the tree into $src failed"
 else
     # not a git checkout (e.g. a release tarball): everything but build products
-    tar -C "$TOP" --exclude=./build --exclude=./tb-out --exclude=./weak-scaling-out -cf - . |
+    tar -C "$TOP" --exclude='./build' --exclude='./build-*' --exclude=./tb-out --exclude=./weak-scaling-out -cf - . |
         tar -C "$src" -xf - || die "copying the tree into $src failed"
 fi
 [ -f "$src/debian/rules" ] || die "$src has no debian/rules"
@@ -45,6 +45,7 @@ export DEB_BUILD_OPTIONS="parallel=${PVRDMA_DEB_JOBS:-$(nproc)} ${DEB_BUILD_OPTI
 # PVRDMA_DEB_PROFILES: build profiles, e.g. pkg.pvrdma-mpi.noucx (no UCX
 # transport package: the second stack, docs/stacks.md).
 profiles=${PVRDMA_DEB_PROFILES:+-P$PVRDMA_DEB_PROFILES}
+echo "${PVRDMA_DEB_PROFILES:-}" >"$OUT/profiles"   # for install-debs.sh
 say "dpkg-buildpackage -us -uc -b $profiles in $src (log: $OUT/build.log)"
 (cd "$src" && dpkg-buildpackage -us -uc -b $profiles) >"$OUT/build.log" 2>&1 ||
     { tail -n 30 "$OUT/build.log" >&2; die "dpkg-buildpackage failed (log: $OUT/build.log)"; }

@@ -5,10 +5,10 @@
 #
 #   scripts/stack2/build.sh [ROOT]     (as root; ROOT as for root.sh)
 #
-# Builds in build-stack2/ with -Werror (prefix /usr, as the packages), runs
-# the unit tests there, installs into ROOT (the BTL into its Open MPI, the
-# modulefiles, the doctor) and builds tests/mpi's programs with ROOT's mpicc
-# into build-stack2/mpi, so that `tb run --root ROOT` jobs use them.
+# Builds in build-stack2/ with -Werror, runs the unit tests there, builds
+# our Debian packages in ROOT and installs them there (pvrdma-mpi-btl,
+# pvrdma-mpi-tools), and builds tests/mpi's programs with ROOT's mpicc into
+# build-stack2/mpi, so that `tb run --root ROOT` jobs use them.
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 ROOT=$("$TOP/scripts/stack2/root.sh" "$@")
@@ -33,7 +33,7 @@ mkdir -p "$B"
 # Debian's ucx source package of the installed version, and the archive
 # serves no ucx 1.18.1+ds-2 source (404, 2026-11-28).  See docs/stacks.md.
 say "configure in $B (Open MPI $(in_root "dpkg-query -W -f='\${Version}' libopenmpi-dev"), -Werror, --disable-ucx)"
-in_root "cd '$B' && '$TOP/configure' --prefix=/usr --sysconfdir=/etc --enable-werror --disable-ucx >configure.out 2>&1" ||
+in_root "cd '$B' && '$TOP/configure' --enable-werror --disable-ucx >configure.out 2>&1" ||
     { tail -n 20 "$B/configure.out" >&2; die "configure failed in the root (log: $B/configure.out)"; }
 say "make"
 in_root "cd '$B' && make -j$(nproc) >make.out 2>&1" ||
@@ -42,9 +42,16 @@ say "unit tests"
 in_root "cd '$B' && make -C tests/unit check >check.out 2>&1" ||
     { grep -E '^(FAIL|ERROR)' "$B/check.out" >&2; die "unit tests failed in the root (log: $B/check.out)"; }
 grep -E '^# (TOTAL|PASS|FAIL)' "$B/check.out" | tr '\n' ' ' >&2; echo >&2
-say "install into the root"
-in_root "cd '$B' && make install >install.out 2>&1" ||
-    { tail -n 20 "$B/install.out" >&2; die "installing in the root failed (log: $B/install.out)"; }
+# Installed the way users install: our Debian packages, built in the root
+# from the same debian/ (without the UCX package, see above).
+say "Debian packages (build profile pkg.pvrdma-mpi.noucx) into $B/deb"
+in_root "cd '$TOP' && PVRDMA_DEB_PROFILES=pkg.pvrdma-mpi.noucx PVRDMA_OMPI_SRC_CACHE='$B/ompi-src' scripts/build-debs.sh '$B/deb' >'$B/debs.out' 2>&1" ||
+    { tail -n 20 "$B/debs.out" >&2; die "building the Debian packages in the root failed (log: $B/debs.out)"; }
+grep -E 'lintian' "$B/debs.out" >&2
+say "install them in the root"
+in_root "cd '$TOP' && scripts/install-debs.sh '$B/deb' >'$B/install.out' 2>&1" ||
+    { tail -n 20 "$B/install.out" >&2; die "installing the packages in the root failed (log: $B/install.out)"; }
+in_root "dpkg-query -W -f='\${Package} \${Version}: \${Depends}\n' pvrdma-mpi-btl" >&2
 say "tests/mpi with the root's mpicc into $B/mpi"
 mkdir -p "$B/mpi"
 in_root "make -C '$B/mpi' -f '$TOP/tests/mpi/Makefile' SRCDIR='$TOP/tests/mpi' >'$B/mpi/make.out' 2>&1" ||

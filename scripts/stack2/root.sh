@@ -27,7 +27,7 @@ PACKAGES=(
     # `module load pvrdma-mpi/btl`, as on Debian 12
     environment-modules
     # our Debian packages (scripts/build-debs.sh) on this stack
-    debhelper fakeroot
+    debhelper fakeroot lintian git cpio
 )
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap and chroot)"
 command -v debootstrap >/dev/null ||

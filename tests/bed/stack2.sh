@@ -11,6 +11,18 @@ ver=$(ompi_info --version 2>/dev/null | head -n 1)
 [[ $ver == *" v5."* ]] && pass "the guests run Open MPI 5 ($ver, Debian $(cat /etc/debian_version))" ||
     fail "the guests run Open MPI 5" "ompi_info --version says '$ver'"
 check_output "BTL pvrdma listed by Open MPI 5's ompi_info" 60 'MCA btl: pvrdma' ompi_info
+dep=$(dpkg-query -W -f='${Version} ${Depends}' pvrdma-mpi-btl 2>/dev/null)
+[[ $dep == *"libopenmpi40 (= "* ]] && pass "package pvrdma-mpi-btl installed, pinned to Debian 13's Open MPI ($dep)" ||
+    fail "package pvrdma-mpi-btl installed, pinned to Debian 13's Open MPI" "dpkg says '$dep'"
+# the doctor on this stack: the plugin loads, built against the installed 5.0
+log=$(log_name "pvrdma-doctor on Open MPI 5")
+pvrdma-doctor >"$log" 2>&1
+if grep -qE '^PASS +Open MPI plugin: .*built against Open MPI 5\.[0-9.]+, installed 5\.' "$log" &&
+   grep -qE '^pvrdma-doctor: [0-9]+ PASS, [0-9]+ WARN, 0 FAIL' "$log"; then
+    pass "pvrdma-doctor on Open MPI 5: $(grep -E '^PASS +Open MPI plugin' "$log" | sed 's/.*(ompi_info: //; s/).*//'); $(tail -n 1 "$log")"
+else
+    fail "pvrdma-doctor on Open MPI 5" "$(grep -E '^(FAIL|pvrdma-doctor:)' "$log" | tr '\n' ' ') (log: $log)"
+fi
 
 set +u; . /usr/share/modules/init/bash; set -u
 set +u; module load pvrdma-mpi/btl >"$LOGDIR/module-load.log" 2>&1; rc=$?; set -u
