@@ -70,11 +70,17 @@ static bool ep_is_self(const mca_btl_pvrdma_endpoint_t *ep)
     return 0 == opal_compare_proc(ep->proc->proc_name, OPAL_PROC_MY_NAME);
 }
 
+/** Nothing of ours queued and no RDMA in flight: the connection may be
+ *  closed once its send ring has retired too. */
+static bool ep_closable(mca_btl_pvrdma_endpoint_t *ep)
+{
+    return opal_list_is_empty(&ep->pending) && 0 == ep->rdma_outstanding && !ep_is_self(ep);
+}
+
 /** Nothing of ours queued or in flight on the connection. */
 static bool ep_quiet(mca_btl_pvrdma_endpoint_t *ep)
 {
-    return opal_list_is_empty(&ep->pending) && 0 == ep->ring_count &&
-           0 == ep->rdma_outstanding && !ep_is_self(ep);
+    return ep_closable(ep) && 0 == ep->ring_count;
 }
 
 static void close_info_fill(const mca_btl_pvrdma_endpoint_t *ep,
@@ -100,21 +106,27 @@ void mca_btl_pvrdma_budget_wait(mca_btl_pvrdma_endpoint_t *ep)
                            module->budget.max);
 }
 
-/** Destroy a drained (or given up) QP and give back what it held. */
+/** Destroy a closed QP and give back what it held: its CQ share, its slot,
+ *  and the @p rx_left receives that never flushed back (those buffers stay
+ *  out of the free list; a late flush finds them in budget_drained). */
+static void qp_release(mca_btl_pvrdma_module_t *module, struct ibv_qp *qp, uint32_t rx_left,
+                       uint32_t cq_need)
+{
+    if (rx_left > 0) {
+        module->budget.rx_abandoned += rx_left;
+        module->recvs_posted -= rx_left < module->recvs_posted ? rx_left : module->recvs_posted;
+    }
+    (void) ibv_destroy_qp(qp);
+    module->cq_committed -= cq_need;
+    module->peers_connected--;
+}
+
+/** Destroy a drained (or given up) QP and drop its record. */
 static void drain_end(mca_btl_pvrdma_module_t *module, uint32_t i)
 {
     struct mca_btl_pvrdma_drain *d = &module->budget.drains[i];
 
-    if (d->rx_left > 0) {
-        /* never flushed: those buffers stay out of the free list (a late
-         * flush finds them in budget_drained and returns them) */
-        module->budget.rx_abandoned += d->rx_left;
-        module->recvs_posted -= d->rx_left < module->recvs_posted ? d->rx_left :
-                                module->recvs_posted;
-    }
-    (void) ibv_destroy_qp(d->qp);
-    module->cq_committed -= d->cq_need;
-    module->peers_connected--;
+    qp_release(module, d->qp, d->rx_left, d->cq_need);
     module->budget.drains[i] = module->budget.drains[--module->budget.ndrains];
 }
 
@@ -151,13 +163,7 @@ static void close_finish(mca_btl_pvrdma_endpoint_t *ep)
             .qp = qp, .qpn = qpn, .rx_left = rx, .cq_need = cq,
             .deadline_us = pvrdma_common_now_us() + BUDGET_DRAIN_US};
     } else {
-        if (rx > 0) {
-            module->budget.rx_abandoned += rx;
-            module->recvs_posted -= rx < module->recvs_posted ? rx : module->recvs_posted;
-        }
-        (void) ibv_destroy_qp(qp);
-        module->cq_committed -= cq;
-        module->peers_connected--;
+        qp_release(module, qp, rx, cq);
     }
     ep->closed_qpn = qpn;
     ep->closed_peer_qpn = peer_qpn;
@@ -296,7 +302,7 @@ static bool make_room(mca_btl_pvrdma_module_t *module, uint64_t now)
 
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
         if (MCA_BTL_PVRDMA_EP_CONNECTED != ep->state || now < ep->close_retry_us ||
-            !opal_list_is_empty(&ep->pending) || 0 != ep->rdma_outstanding || ep_is_self(ep)) {
+            !ep_closable(ep)) {
             continue;
         }
         if (NULL == best || ep->last_use < best->last_use) {

@@ -76,6 +76,16 @@ report_columns() {
 cell_num() { [[ $1 =~ ^[0-9]+\.[0-9]+ ]] && echo "${BASH_REMATCH[0]}"; }
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }' || echo "-"; }
 
+# stack_versions: the MPI stack the runs used (Debian 12: Open MPI 4.1 / UCX
+# 1.13; Debian 13: 5.0 / 1.18), as the packages name it.
+stack_versions() {
+    local ompi ucx os
+    ompi=$(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v*//p' | head -n 1)
+    ucx=$(ucx_info -v 2>/dev/null | sed -n 's/^# *\(Library \)\{0,1\}[Vv]ersion:\{0,1\} *\([0-9][0-9.]*\).*/\2/p' | head -n 1)
+    os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+    echo "Open MPI ${ompi:-unknown}, UCX ${ucx:-unknown}${os:+, $os}"
+}
+
 write_report() {
     local out=$1 label=$2 csv=$1/results.csv cols hdr sep row c
     cross_check "$out"
@@ -85,6 +95,8 @@ write_report() {
         echo "# OpenFOAM cavityFine weak scaling"
         echo
         echo "Bed: $label. Seconds are mpirun wall time, min over repeats (\"min / median\" when repeated)."
+        echo
+        echo "Stack: $(stack_versions)."
         echo
         hdr="| Cases | Mesh Size | Time Delta (s) |" sep="|---|---|---|"
         for c in $cols; do hdr="$hdr ${c//_/ } (s) |"; sep="$sep---|"; done
