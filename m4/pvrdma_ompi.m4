@@ -105,6 +105,14 @@ AC_DEFUN([PVRDMA_CHECK_OMPI], [
 #include "opal/mca/btl/btl.h"]],
         [[const mca_btl_base_receive_descriptor_t *d = 0; (void)d;]])],
         [pvrdma_ompi_compat="$pvrdma_ompi_compat -DPVRDMA_OMPI_RECV_DESC=1"])
+    dnl 5.0: a function pointer whose targets return a copy (strdup).  A
+    dnl static assertion: a mismatched pointer assignment only warns.
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include "opal_config.h"
+#include "opal/util/proc.h"]],
+        [[_Static_assert(__builtin_types_compatible_p(__typeof__(opal_get_proc_hostname),
+                                                      char *(*)(const opal_proc_t *)),
+                         "4.1: a function, not a pointer");]])],
+        [pvrdma_ompi_compat="$pvrdma_ompi_compat -DPVRDMA_OMPI_HOSTNAME_COPY=1"])
     AS_IF([test -n "$pvrdma_ompi_compat"],
         [AC_MSG_RESULT([$pvrdma_ompi_compat])], [AC_MSG_RESULT([none (the 4.1 interface)])])
     OMPI_CPPFLAGS="$OMPI_CPPFLAGS$pvrdma_ompi_compat"

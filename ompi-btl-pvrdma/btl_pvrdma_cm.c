@@ -239,9 +239,14 @@ void mca_btl_pvrdma_cm_connected(mca_btl_pvrdma_endpoint_t *ep)
     }
     ep->state = MCA_BTL_PVRDMA_EP_CONNECTED;
     ep->last_use = ++ep->module->budget.tick;   /* new: not the LRU one */
-    MCA_BTL_PVRDMA_VERBOSE(10, "connected to %s on %s:%d (qp 0x%x -> 0x%x)",
-                   opal_get_proc_hostname(ep->proc), ep->module->port.dev_name,
-                   ep->module->port.port_num, ep->qp->qp_num, ep->peer_rc.qpn);
+    if (MCA_BTL_PVRDMA_VERBOSE_ON(10)) {
+        char *host = pvrdma_compat_proc_hostname(ep->proc);
+
+        MCA_BTL_PVRDMA_VERBOSE(10, "connected to %s on %s:%d (qp 0x%x -> 0x%x)",
+                               NULL != host ? host : "(unknown)", ep->module->port.dev_name,
+                               ep->module->port.port_num, ep->qp->qp_num, ep->peer_rc.qpn);
+        free(host);
+    }
     (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
 }
 

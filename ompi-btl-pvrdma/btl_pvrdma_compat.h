@@ -11,8 +11,12 @@
 
 #include "opal_config.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "opal/mca/btl/btl.h"
 #include "opal/mca/btl/base/base.h"
+#include "opal/util/proc.h"
 
 #if PVRDMA_OMPI_MCA_THREADS /* 5.0: threads became a framework */
 #include "opal/mca/threads/mutex.h"
@@ -47,6 +51,29 @@ static inline void pvrdma_compat_recv_upcall(mca_btl_base_module_t *btl,
                                      .des_segment_count = 1};
     (void) ep;
     reg->cbfunc(btl, tag, &des, reg->cbdata);
+#endif
+}
+
+/* 5.0's osc rdma drives a BTL directly only when its RDMA completes at the
+ * target (else it emulates one-sided operations over sends).  RC verbs
+ * do: a WRITE or atomic completes after the responder acknowledged it. */
+#ifdef MCA_BTL_FLAGS_RDMA_REMOTE_COMPLETION
+#define PVRDMA_BTL_FLAGS_REMOTE_COMPLETION MCA_BTL_FLAGS_RDMA_REMOTE_COMPLETION
+#else
+#define PVRDMA_BTL_FLAGS_REMOTE_COMPLETION 0
+#endif
+
+/** A proc's host name as a string the caller frees: 5.0's
+ *  opal_get_proc_hostname returns a copy (its comment says otherwise),
+ *  4.1's the proc's own string. */
+static inline char *pvrdma_compat_proc_hostname(const opal_proc_t *proc)
+{
+#if PVRDMA_OMPI_HOSTNAME_COPY
+    char *h = opal_get_proc_hostname(proc);
+    return NULL != h ? h : strdup("(unknown)");
+#else
+    const char *h = opal_get_proc_hostname(proc);
+    return strdup(NULL != h ? h : "(unknown)");
 #endif
 }
 

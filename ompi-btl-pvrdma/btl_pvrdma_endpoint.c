@@ -111,10 +111,11 @@ mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *
         rc = pvrdma_common_addr_check_compat(&module->cm->local, &peer, err, sizeof(err));
     }
     if (0 != rc) {
-        const char *host = opal_get_proc_hostname(proc);
+        char *host = pvrdma_compat_proc_hostname(proc);
         opal_show_help(MCA_BTL_PVRDMA_HELP, "gid type mismatch", true, opal_process_info.nodename,
                        NULL != host ? host : "(unknown)", module->port.dev_name,
                        (int) module->port.port_num, err[0] ? err : "unreadable address");
+        free(host);
         free(modex);
         return NULL;
     }

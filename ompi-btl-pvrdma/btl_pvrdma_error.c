@@ -17,10 +17,16 @@
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
 
+/** The peer's host name for one message: a per-thread copy, valid until
+ *  the thread's next call (these messages end the job). */
 static const char *peer_host(mca_btl_pvrdma_endpoint_t *ep)
 {
-    const char *h = (NULL != ep && NULL != ep->proc) ? opal_get_proc_hostname(ep->proc) : NULL;
-    return NULL != h ? h : "(unknown)";
+    static _Thread_local char name[256];
+    char *h = (NULL != ep && NULL != ep->proc) ? pvrdma_compat_proc_hostname(ep->proc) : NULL;
+
+    snprintf(name, sizeof(name), "%s", NULL != h ? h : "(unknown)");
+    free(h);
+    return name;
 }
 
 /** Hand the failure to the PML (which aborts); without one, exit here.

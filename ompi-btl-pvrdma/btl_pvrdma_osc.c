@@ -161,7 +161,8 @@ mca_btl_pvrdma_osc_module_t *mca_btl_pvrdma_osc_module_create(mca_btl_pvrdma_mod
      * from those.  Not GLOB: the device's atomics are not atomic with the
      * CPU's.  No SEND: the BML then lists it for RDMA only. */
     m->btl_flags = MCA_BTL_FLAGS_PUT | MCA_BTL_FLAGS_GET | MCA_BTL_FLAGS_RDMA_FLUSH |
-                   MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS;
+                   MCA_BTL_FLAGS_ATOMIC_OPS | MCA_BTL_FLAGS_ATOMIC_FOPS |
+                   PVRDMA_BTL_FLAGS_REMOTE_COMPLETION;
     m->btl_atomic_flags = MCA_BTL_ATOMIC_SUPPORTS_ADD | MCA_BTL_ATOMIC_SUPPORTS_CSWAP;
     m->btl_get_limit = main->profile.max_msg_size;
     osc->main = main;

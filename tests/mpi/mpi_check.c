@@ -176,7 +176,7 @@ static const struct test tests[] = {
     {"ssend", test_ssend, 0, 0},            {"idle", test_idle, 1, 0},
     {"peerwait", test_peerwait, 1, 0},      {"fork", test_fork, 1, 0},
     {"metered", test_metered, 1, 0},        {"threads", test_threads, 1, 0},
-    {"connect", test_connect, 1, 0},
+    {"connect", test_connect, 1, 0},        {"reconnect", test_reconnect, 1, 0},
 };
 
 /** Rank 0 says how long the slowest rank spent from main() to the end of

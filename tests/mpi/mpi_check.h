@@ -55,6 +55,8 @@ void test_nb(void);
 void test_flood(void);
 void test_allpairs(void);
 void test_connect(void);
+/* mpi_check_reconnect.c */
+void test_reconnect(void);
 /* mpi_check_coll.c */
 void test_allreduce(void);
 void test_alltoall(void);
