@@ -1,7 +1,8 @@
 # PVRDMA_CHECK_UCX: UCX public headers and libraries, the UCX source tree of
 # exactly the installed version (for UCX's internal headers), and a config.h
 # for those headers generated from `ucx_info -b`.  Sets UCX_CPPFLAGS,
-# UCX_LIBS, UCX_IB_LIBS, UCX_MODULE_DIR.
+# UCX_LIBS, UCX_IB_LIBS, UCX_MODULE_DIR, and defines the PVRDMA_UCX_* feature
+# macros (pvrdma_config.h) of ucx-tl-pvrdma/pvrdma_compat.h.
 AC_DEFUN([PVRDMA_CHECK_UCX], [
     AC_ARG_WITH([ucx],
         [AS_HELP_STRING([--with-ucx=DIR],
@@ -142,10 +143,124 @@ AC_DEFUN([PVRDMA_CHECK_UCX], [
         [AC_MSG_RESULT([yes])],
         [AC_MSG_RESULT([no])
          AC_MSG_ERROR([UCX internal headers from $pvrdma_ucx_src do not compile with $UCX_CPPFLAGS (see config.log)])])
+    _PVRDMA_UCX_CHECK_FEATURES
     CPPFLAGS=$pvrdma_save_CPPFLAGS
 
     AC_SUBST([UCX_CPPFLAGS])
     AC_SUBST([UCX_LIBS])
     AC_SUBST([UCX_IB_LIBS])
     AC_SUBST([UCX_MODULE_DIR])
+])
+
+
+# The headers the feature tests include: those of ucx-tl-pvrdma/pvrdma.h and
+# pvrdma_md.h.
+m4_define([_PVRDMA_UCX_INCLUDES], [[
+#include <ucs/debug/log.h>
+#include <ucs/memory/rcache.h>
+#include <ucs/sys/topo/base/topo.h>
+#include <uct/api/v2/uct_v2.h>
+#include <uct/base/uct_iface.h>
+#include <uct/base/uct_md.h>
+]])
+
+# _PVRDMA_UCX_FEATURE(MACRO, WHAT, BODY, DESCRIPTION): define MACRO to 1 when
+# BODY compiles against the UCX source tree's headers (CPPFLAGS holds
+# UCX_CPPFLAGS, the TL's own flags).
+AC_DEFUN([_PVRDMA_UCX_FEATURE], [
+    AC_MSG_CHECKING([whether UCX $2])
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM(_PVRDMA_UCX_INCLUDES, [$3])],
+        [AC_MSG_RESULT([yes])
+         AC_DEFINE([$1], [1], [$4])],
+        [AC_MSG_RESULT([no])])
+])
+
+# _PVRDMA_UCX_MEMBER(MACRO, AGGREGATE.MEMBER, DESCRIPTION)
+AC_DEFUN([_PVRDMA_UCX_MEMBER], [
+    AC_CHECK_MEMBER([$2], [AC_DEFINE([$1], [1], [$3])], [],
+                    _PVRDMA_UCX_INCLUDES)
+])
+
+# _PVRDMA_UCX_CHECK_FEATURES: the UCX internal API differences between the
+# UCX versions the transport builds against (1.13 to 1.18), one macro each
+# for ucx-tl-pvrdma/pvrdma_compat.h, which says what each one changes.
+# Signatures are compared with __builtin_types_compatible_p: a mismatched
+# function pointer is only a warning for some compilers.
+AC_DEFUN([_PVRDMA_UCX_CHECK_FEATURES], [
+    # UCX 1.14
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_MD_QUERY_V2],
+        [md query fills uct_md_attr_v2_t],
+        [[_Static_assert(__builtin_types_compatible_p(uct_md_query_func_t,
+              ucs_status_t (*)(uct_md_h, uct_md_attr_v2_t*)), "");]],
+        [Define to 1 if uct_md_ops_t.query fills a uct_md_attr_v2_t (UCX 1.14)])
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_MEM_REG_V2],
+        [md mem_reg takes uct_md_mem_reg_params_t],
+        [[_Static_assert(__builtin_types_compatible_p(uct_md_mem_reg_func_t,
+              ucs_status_t (*)(uct_md_h, void*, size_t,
+                               const uct_md_mem_reg_params_t*, uct_mem_h*)),
+              "");]],
+        [Define to 1 if uct_md_ops_t.mem_reg takes uct_md_mem_reg_params_t (UCX 1.14)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_MD_MEM_ATTACH], [uct_md_ops_t.mem_attach],
+        [Define to 1 if uct_md_ops_t has mem_attach (UCX 1.14)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_EP_CONNECT_TO_EP_V2],
+        [uct_iface_internal_ops_t.ep_connect_to_ep_v2],
+        [Define to 1 if uct_iface_internal_ops_t has ep_connect_to_ep_v2 (UCX 1.14)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_MPOOL_CHUNK_GROWTH],
+        [uct_iface_mpool_config_t.max_chunk_size],
+        [Define to 1 if UCT_IFACE_MPOOL_CONFIG_FIELDS takes a chunk size and a grow factor (UCX 1.14)])
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_TOPO_NAME_PRIORITY],
+        [ucs_topo_sys_device_set_name takes a priority],
+        [[return (int)ucs_topo_sys_device_set_name(0, "", 1);]],
+        [Define to 1 if ucs_topo_sys_device_set_name takes a priority (UCX 1.14)])
+    # UCX 1.15
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_IFACE_IS_REACHABLE_V2],
+        [uct_iface_internal_ops_t.iface_is_reachable_v2],
+        [Define to 1 if uct_iface_internal_ops_t has iface_is_reachable_v2 (UCX 1.15)])
+    AC_CHECK_DECL([UCT_MD_FLAG_INVALIDATE_RMA],
+        [AC_DEFINE([PVRDMA_UCX_MD_FLAG_INVALIDATE_RMA], [1],
+            [Define to 1 if UCT has UCT_MD_FLAG_INVALIDATE_RMA (UCX 1.15)])],
+        [], _PVRDMA_UCX_INCLUDES)
+    # UCX 1.16
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_MKEY_PACK_V2],
+        [md mkey_pack takes the address and length],
+        [[_Static_assert(__builtin_types_compatible_p(uct_md_mkey_pack_func_t,
+              ucs_status_t (*)(uct_md_h, uct_mem_h, void*, size_t,
+                               const uct_md_mkey_pack_params_t*, void*)),
+              "");]],
+        [Define to 1 if uct_md_ops_t.mkey_pack takes the address and length (UCX 1.16)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_MD_IS_SOCKADDR_ACCESSIBLE],
+        [uct_md_ops_t.is_sockaddr_accessible],
+        [Define to 1 if uct_md_ops_t still has is_sockaddr_accessible (UCX < 1.16)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_EP_IS_CONNECTED],
+        [uct_iface_internal_ops_t.ep_is_connected],
+        [Define to 1 if uct_iface_internal_ops_t has ep_is_connected (UCX 1.16)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_MD_ATTR_REG_ALIGNMENT],
+        [uct_md_attr_v2_t.reg_alignment],
+        [Define to 1 if uct_md_attr_v2_t has reg_alignment (UCX 1.16)])
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_RKEY_COMPARE], [uct_component_t.rkey_compare],
+        [Define to 1 if uct_component_t has rkey_compare (UCX 1.16)])
+    AC_CHECK_DECL([ucs_rcache_set_params],
+        [AC_DEFINE([PVRDMA_UCX_RCACHE_CONFIG_UCS], [1],
+            [Define to 1 if the rcache configuration is UCS's ucs_rcache_config_t (UCX 1.16)])],
+        [], _PVRDMA_UCX_INCLUDES)
+    # UCX 1.17
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_RCACHE_GET_ALIGN],
+        [ucs_rcache_get takes an alignment],
+        [[return (int)ucs_rcache_get(NULL, NULL, 0, 1, 0, NULL, NULL);]],
+        [Define to 1 if ucs_rcache_get takes the alignment (not ucs_rcache_params_t) (UCX 1.17)])
+    AC_CHECK_HEADER([ucs/sys/ptr_arith.h],
+        [AC_DEFINE([PVRDMA_UCX_PTR_ARITH_H], [1],
+            [Define to 1 if UCX has ucs/sys/ptr_arith.h (UCX 1.17)])],
+        [], _PVRDMA_UCX_INCLUDES)
+    # UCX 1.18
+    _PVRDMA_UCX_MEMBER([PVRDMA_UCX_RCACHE_MERGE], [ucs_rcache_ops_t.merge],
+        [Define to 1 if ucs_rcache_ops_t has merge (UCX 1.18)])
+    _PVRDMA_UCX_FEATURE([PVRDMA_UCX_AM_SHORT_FILL_HINT],
+        [uct_am_short_fill_data takes a memcpy hint],
+        [[uct_am_short_fill_data(NULL, 0, NULL, 0, UCS_ARCH_MEMCPY_NT_NONE);]],
+        [Define to 1 if uct_am_short_fill_data takes a memcpy hint (UCX 1.18)])
+    AC_CHECK_DECL([UCT_IFACE_FLAG_INTER_NODE],
+        [AC_DEFINE([PVRDMA_UCX_IFACE_FLAG_INTER_NODE], [1],
+            [Define to 1 if UCT has UCT_IFACE_FLAG_INTER_NODE (UCX 1.18)])],
+        [], _PVRDMA_UCX_INCLUDES)
 ])

@@ -125,9 +125,9 @@ uct_pvrdma_ep_am_short_common(uct_ep_h tl_ep, uint8_t id, uint64_t hdr,
     }
 
     /* no inline data on PVRDMA: copy into a registered buffer */
-    uct_am_short_fill_data(uct_pvrdma_am_begin(ep, desc, id, sr, &wr,
-                                               &credits),
-                           hdr, payload, length);
+    uct_pvrdma_am_short_fill_data(uct_pvrdma_am_begin(ep, desc, id, sr, &wr,
+                                                      &credits),
+                                  hdr, payload, length);
     sge.addr   = (uintptr_t)(desc + 1);
     sge.length = UCT_PVRDMA_AM_HDR_LEN(sr) + sizeof(hdr) + length;
     sge.lkey   = desc->lkey;

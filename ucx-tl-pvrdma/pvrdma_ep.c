@@ -373,6 +373,29 @@ ucs_status_t uct_pvrdma_ep_fence(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED)
 }
 
 
+/* Is this ep the one to the peer at dev_addr and iface_addr (its UD QP and
+ * secret)?  A failed ep is not: UCP must not keep it in a new
+ * configuration.  For ep_is_connected (pvrdma_compat.h). */
+int uct_pvrdma_ep_is_peer(uct_ep_h tl_ep, const uct_device_addr_t *dev_addr,
+                          const uct_iface_addr_t *iface_addr)
+{
+    uct_pvrdma_ep_t *ep = ucs_derived_of(tl_ep, uct_pvrdma_ep_t);
+    uint8_t secret[PVRDMA_COMMON_UD_SECRET_LEN];
+    struct pvrdma_common_addr_info remote;
+
+    if ((ep->state == UCT_PVRDMA_EP_FAILED) ||
+        (uct_pvrdma_dev_addr_unpack(dev_addr, &remote) != 0)) {
+        return 0;
+    }
+
+    uct_pvrdma_iface_addr_secret(iface_addr, secret);
+    return !memcmp(&remote.gid, &ep->peer_gid, sizeof(remote.gid)) &&
+           (remote.lid == ep->peer_lid) &&
+           (uct_pvrdma_iface_addr_qpn(iface_addr) == ep->peer_ud_qpn) &&
+           !memcmp(secret, ep->peer_secret, sizeof(secret));
+}
+
+
 /* ----------------------------------------------------------------------- */
 /*  Class                                                                  */
 /* ----------------------------------------------------------------------- */

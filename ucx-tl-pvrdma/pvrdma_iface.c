@@ -235,13 +235,13 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, ud_rx_len),
      UCS_CONFIG_TYPE_UINT},
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
-                                  ucs_offsetof(uct_pvrdma_iface_config_t,
-                                               tx_mp), ""),
+    UCT_PVRDMA_MPOOL_CONFIG_FIELDS("TX_", -1, 128, "send",
+                                   ucs_offsetof(uct_pvrdma_iface_config_t,
+                                                tx_mp), ""),
 
-    UCT_IFACE_MPOOL_CONFIG_FIELDS("RX_", -1, 128, "receive",
-                                  ucs_offsetof(uct_pvrdma_iface_config_t,
-                                               rx_mp), ""),
+    UCT_PVRDMA_MPOOL_CONFIG_FIELDS("RX_", -1, 128, "receive",
+                                   ucs_offsetof(uct_pvrdma_iface_config_t,
+                                                rx_mp), ""),
 
     {NULL}
 };
@@ -320,7 +320,9 @@ static ucs_status_t uct_pvrdma_iface_query(uct_iface_h tl_iface,
                        * requests reach the iface error handler */
                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                       /* uct_pvrdma_ep_check probes a silent peer */
-                      UCT_IFACE_FLAG_EP_CHECK;
+                      UCT_IFACE_FLAG_EP_CHECK |
+                      /* a network transport (UCX 1.18 asks) */
+                      UCT_PVRDMA_IFACE_FLAG_INTER_NODE;
     if (iface->rdma_write_ok) {
         /* a peer without WRITE does not advertise PUT either: UCP then
          * does not use PUT towards it (our eps to it refuse PUT too) */
@@ -425,29 +427,55 @@ uint32_t uct_pvrdma_iface_addr_qpn(const uct_iface_addr_t *addr)
 }
 
 
-static int uct_pvrdma_iface_is_reachable(const uct_iface_h tl_iface,
-                                         const uct_device_addr_t *dev_addr,
-                                         const uct_iface_addr_t *iface_addr)
+/* Reachability of a peer: its device address (required) compatible with
+ * ours, and on this very device when same_device; its iface address, when
+ * given, names a UD QP.  why (max bytes, may be NULL) gets the reason for a
+ * "no".  The ops of every UCX version call it: the one below, and
+ * iface_is_reachable_v2 (pvrdma_compat.h). */
+int uct_pvrdma_iface_reachable(uct_iface_h tl_iface,
+                               const uct_device_addr_t *dev_addr,
+                               const uct_iface_addr_t *iface_addr,
+                               int same_device, char *why, size_t max)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
     struct pvrdma_common_addr_info remote;
     char err[128];
 
+    if (uct_pvrdma_dev_addr_unpack(dev_addr, &remote) != 0) {
+        ucs_snprintf_zero(err, sizeof(err), "invalid device address");
+    } else if (pvrdma_common_addr_check_compat(&iface->dev_info, &remote, err,
+                                               sizeof(err)) != 0) {
+        /* err says why */
+    } else if (same_device &&
+               (memcmp(&remote.gid, &iface->dev_info.gid,
+                       sizeof(remote.gid)) ||
+                (remote.lid != iface->dev_info.lid))) {
+        ucs_snprintf_zero(err, sizeof(err), "not the same device");
+    } else if ((iface_addr != NULL) &&
+               (uct_pvrdma_iface_addr_qpn(iface_addr) == 0)) {
+        ucs_snprintf_zero(err, sizeof(err), "no UD QP in the iface address");
+    } else {
+        return 1;
+    }
+
+    ucs_debug("pvrdma: peer not reachable: %s", err);
+    if ((why != NULL) && (max > 0)) {
+        ucs_strncpy_zero(why, err, max);
+    }
+    return 0;
+}
+
+
+static int uct_pvrdma_iface_is_reachable(const uct_iface_h tl_iface,
+                                         const uct_device_addr_t *dev_addr,
+                                         const uct_iface_addr_t *iface_addr)
+{
     if ((dev_addr == NULL) || (iface_addr == NULL)) {
         return 0;
     }
 
-    if (uct_pvrdma_dev_addr_unpack(dev_addr, &remote) != 0) {
-        return 0;
-    }
-
-    if (pvrdma_common_addr_check_compat(&iface->dev_info, &remote, err,
-                                        sizeof(err)) != 0) {
-        ucs_debug("pvrdma: peer not reachable: %s", err);
-        return 0;
-    }
-
-    return uct_pvrdma_iface_addr_qpn(iface_addr) != 0;
+    return uct_pvrdma_iface_reachable(tl_iface, dev_addr, iface_addr, 0, NULL,
+                                      0);
 }
 
 
@@ -494,6 +522,17 @@ static ucs_status_t uct_pvrdma_iface_fence(uct_iface_h tl_iface,
 
 static uct_iface_ops_t uct_pvrdma_iface_tl_ops;
 
+/* UCX's base ops, and those of later UCX versions (pvrdma_compat.h) */
+static uct_iface_internal_ops_t uct_pvrdma_iface_internal_ops = {
+    .iface_estimate_perf   = uct_base_iface_estimate_perf,
+    .iface_vfs_refresh     = (uct_iface_vfs_refresh_func_t)ucs_empty_function,
+    .ep_query              = (uct_ep_query_func_t)
+                             ucs_empty_function_return_unsupported,
+    .ep_invalidate         = (uct_ep_invalidate_func_t)
+                             ucs_empty_function_return_unsupported,
+    UCT_PVRDMA_IFACE_INTERNAL_OPS_COMPAT
+};
+
 
 static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
                            uct_worker_h worker,
@@ -519,7 +558,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     }
 
     UCS_CLASS_CALL_SUPER_INIT(uct_base_iface_t, &uct_pvrdma_iface_tl_ops,
-                              &uct_base_iface_internal_ops, md, worker,
+                              &uct_pvrdma_iface_internal_ops, md, worker,
                               params, tl_config
                               UCS_STATS_ARG(NULL)
                               UCS_STATS_ARG(UCT_PVRDMA_NAME));
@@ -722,6 +761,7 @@ UCT_TL_DEFINE_ENTRY(&uct_pvrdma_component, pvrdma, uct_pvrdma_query_tl_devices,
                     uct_pvrdma_iface_t, UCT_PVRDMA_CONFIG_PREFIX,
                     uct_pvrdma_iface_config_table, uct_pvrdma_iface_config_t);
 
-/* Registered from the ELF constructor: Debian's UCX only loads the modules
- * named at its build time, so the library is activated with LD_PRELOAD. */
+/* Registered from the ELF constructor: Debian's UCX (1.13 as 1.18) only
+ * loads the modules named at its build time, so the library is activated
+ * with LD_PRELOAD. */
 UCT_SINGLE_TL_INIT(&uct_pvrdma_component, pvrdma, ctor,,)

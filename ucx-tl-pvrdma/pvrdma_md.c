@@ -22,9 +22,9 @@ static ucs_config_field_t uct_pvrdma_md_config_table[] = {
      "registration is a command serialised through the hypervisor).",
      ucs_offsetof(uct_pvrdma_md_config_t, rcache_enable), UCS_CONFIG_TYPE_BOOL},
 
-    {"", "RCACHE_ADDR_ALIGN=4096", NULL,
+    {"", UCT_PVRDMA_RCACHE_CONFIG_DEFAULTS, NULL,
      ucs_offsetof(uct_pvrdma_md_config_t, rcache),
-     UCS_CONFIG_TYPE_TABLE(uct_md_config_rcache_table)},
+     UCS_CONFIG_TYPE_TABLE(UCT_PVRDMA_RCACHE_CONFIG_TABLE)},
 
     {"MAX_REG", "inf",
      "Largest single memory registration. The device's max_mr_size is the\n"
@@ -111,7 +111,7 @@ static void uct_pvrdma_md_set_sys_dev(uct_pvrdma_md_t *md)
         ucs_debug("pvrdma: %s: system device unknown", md->dev_name);
         return;
     }
-    (void)ucs_topo_sys_device_set_name(md->sys_dev, md->dev_name);
+    (void)uct_pvrdma_topo_set_name(md->sys_dev, md->dev_name);
     ucs_debug("pvrdma: %s: PCI %s, sys_dev %d", md->dev_name, bdf,
               md->sys_dev);
 }
@@ -278,13 +278,14 @@ static void uct_pvrdma_rcache_dump_region_cb(void *context UCS_V_UNUSED,
 static ucs_rcache_ops_t uct_pvrdma_rcache_ops = {
     .mem_reg     = uct_pvrdma_rcache_mem_reg_cb,
     .mem_dereg   = uct_pvrdma_rcache_mem_dereg_cb,
+    UCT_PVRDMA_RCACHE_OPS_COMPAT
     .dump_region = uct_pvrdma_rcache_dump_region_cb
 };
 
 
-static ucs_status_t uct_pvrdma_mem_reg(uct_md_h uct_md, void *address,
-                                       size_t length, unsigned flags,
-                                       uct_mem_h *memh_p)
+/* The md's mem_reg op (signature: uct_pvrdma_mem_reg_op, pvrdma_compat.h) */
+ucs_status_t uct_pvrdma_mem_reg(uct_md_h uct_md, void *address, size_t length,
+                                unsigned flags, uct_mem_h *memh_p)
 {
     uct_pvrdma_md_t *md = ucs_derived_of(uct_md, uct_pvrdma_md_t);
     ucs_rcache_region_t *rregion;
@@ -296,8 +297,10 @@ static ucs_status_t uct_pvrdma_mem_reg(uct_md_h uct_md, void *address,
     }
 
     if (md->rcache != NULL) {
-        status = ucs_rcache_get(md->rcache, address, length,
-                                PROT_READ | PROT_WRITE, &flags, &rregion);
+        status = uct_pvrdma_rcache_get(md->rcache, address, length,
+                                       ucs_get_page_size(),
+                                       PROT_READ | PROT_WRITE, &flags,
+                                       &rregion);
         if (status != UCS_OK) {
             return status;
         }
@@ -357,10 +360,8 @@ uct_pvrdma_mem_dereg(uct_md_h uct_md, const uct_md_mem_dereg_params_t *params)
 }
 
 
-static ucs_status_t
-uct_pvrdma_mkey_pack(uct_md_h uct_md UCS_V_UNUSED, uct_mem_h memh,
-                     const uct_md_mkey_pack_params_t *params UCS_V_UNUSED,
-                     void *rkey_buffer)
+/* The md's mkey_pack op (signature: uct_pvrdma_mkey_pack_op) */
+ucs_status_t uct_pvrdma_mkey_pack(uct_mem_h memh, void *rkey_buffer)
 {
     uct_pvrdma_packed_rkey_t *packed = rkey_buffer;
 
@@ -425,23 +426,26 @@ out:
 /*  Query, open, close                                                     */
 /* ----------------------------------------------------------------------- */
 
-static ucs_status_t uct_pvrdma_md_query(uct_md_h uct_md, uct_md_attr_t *attr)
+static ucs_status_t uct_pvrdma_md_query(uct_md_h uct_md,
+                                        uct_pvrdma_md_attr_t *attr)
 {
     uct_pvrdma_md_t *md = ucs_derived_of(uct_md, uct_pvrdma_md_t);
 
-    attr->cap.flags            = UCT_MD_FLAG_REG | UCT_MD_FLAG_NEED_MEMH |
-                                 UCT_MD_FLAG_NEED_RKEY;
+    UCT_PVRDMA_MD_CAP(attr, flags)            = UCT_MD_FLAG_REG |
+                                                UCT_MD_FLAG_NEED_MEMH |
+                                                UCT_MD_FLAG_NEED_RKEY;
     if (md->rcache != NULL) {
-        attr->cap.flags       |= UCT_MD_FLAG_INVALIDATE;
+        UCT_PVRDMA_MD_CAP(attr, flags)       |= UCT_PVRDMA_MD_FLAGS_INVALIDATE;
     }
-    attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    attr->cap.alloc_mem_types  = 0;
-    attr->cap.detect_mem_types = 0;
-    attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
-    attr->cap.max_alloc        = 0;
-    attr->cap.max_reg          = md->max_reg;
-    attr->rkey_packed_size     = sizeof(uct_pvrdma_packed_rkey_t);
-    attr->reg_cost             = md->reg_cost;
+    UCT_PVRDMA_MD_CAP(attr, reg_mem_types)    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    UCT_PVRDMA_MD_CAP(attr, alloc_mem_types)  = 0;
+    UCT_PVRDMA_MD_CAP(attr, detect_mem_types) = 0;
+    UCT_PVRDMA_MD_CAP(attr, access_mem_types) = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    UCT_PVRDMA_MD_CAP(attr, max_alloc)        = 0;
+    UCT_PVRDMA_MD_CAP(attr, max_reg)          = md->max_reg;
+    uct_pvrdma_md_attr_set_v2(attr, ucs_get_page_size());
+    attr->rkey_packed_size = sizeof(uct_pvrdma_packed_rkey_t);
+    attr->reg_cost         = md->reg_cost;
     memset(&attr->local_cpus, 0xff, sizeof(attr->local_cpus));
     return UCS_OK;
 }
@@ -467,11 +471,11 @@ static uct_md_ops_t uct_pvrdma_md_ops = {
     .mem_alloc              = ucs_empty_function_return_unsupported,
     .mem_free               = ucs_empty_function_return_unsupported,
     .mem_advise             = ucs_empty_function_return_unsupported,
-    .mem_reg                = uct_pvrdma_mem_reg,
+    .mem_reg                = uct_pvrdma_mem_reg_op,
     .mem_dereg              = uct_pvrdma_mem_dereg,
     .mem_query              = ucs_empty_function_return_unsupported,
-    .mkey_pack              = uct_pvrdma_mkey_pack,
-    .is_sockaddr_accessible = ucs_empty_function_return_zero_int,
+    .mkey_pack              = uct_pvrdma_mkey_pack_op,
+    UCT_PVRDMA_MD_OPS_COMPAT
     .detect_memory_type     = ucs_empty_function_return_unsupported
 };
 
@@ -568,11 +572,10 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
                                         config->reg_cost_growth);
 
     if (config->rcache_enable) {
-        uct_md_set_rcache_params(&rcache_params, &config->rcache);
-        rcache_params.region_struct_size = sizeof(uct_pvrdma_memh_t);
-        rcache_params.max_alignment      = ucs_get_page_size();
         /* regions in whole pages (see uct_pvrdma_reg_mr) */
-        rcache_params.alignment          = ucs_get_page_size();
+        uct_pvrdma_rcache_set_params(&rcache_params, &config->rcache,
+                                     ucs_get_page_size());
+        rcache_params.region_struct_size = sizeof(uct_pvrdma_memh_t);
         rcache_params.ucm_events         = UCM_EVENT_VM_UNMAPPED;
         rcache_params.context            = md;
         rcache_params.ops                = &uct_pvrdma_rcache_ops;
@@ -587,7 +590,7 @@ static ucs_status_t uct_pvrdma_md_open(uct_component_t *component UCS_V_UNUSED,
             md->rcache = NULL;
         } else {
             md->reg_cost = ucs_linear_func_make(
-                    uct_md_rcache_overhead(&config->rcache), 0);
+                    uct_pvrdma_rcache_overhead(&config->rcache), 0);
         }
     }
 
@@ -613,6 +616,7 @@ uct_component_t uct_pvrdma_component = {
     .rkey_unpack        = uct_pvrdma_rkey_unpack,
     .rkey_ptr           = ucs_empty_function_return_unsupported,
     .rkey_release       = ucs_empty_function_return_success,
+    UCT_PVRDMA_COMPONENT_COMPAT
     .name               = UCT_PVRDMA_NAME,
     .md_config          = {
         .name           = "PVRDMA memory domain",

@@ -19,6 +19,8 @@
 
 #include <pvrdma_common.h>
 
+#include "pvrdma_compat.h"
+
 #define UCT_PVRDMA_NAME           "pvrdma"
 #define UCT_PVRDMA_CONFIG_PREFIX  "PVRDMA_"
 
@@ -27,7 +29,7 @@
 typedef struct uct_pvrdma_md_config {
     uct_md_config_t        super;
     int                    rcache_enable;  /**< use the registration cache */
-    uct_md_rcache_config_t rcache;         /**< UCX_PVRDMA_RCACHE_* */
+    uct_pvrdma_rcache_config_t rcache;     /**< UCX_PVRDMA_RCACHE_* */
     size_t                 max_reg;        /**< user limit on one MR, or inf */
     double                 reg_cost_overhead; /**< reg_cost.c, seconds */
     double                 reg_cost_growth;   /**< reg_cost.m, seconds/byte */
