@@ -50,8 +50,8 @@ if ! have_source; then
         else
             codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
             note "adding deb-src entry for Debian $codename to $SRC_LIST"
-            printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-                "$codename" "$codename" > "$SRC_LIST.tmp"
+            printf 'Types: deb-src\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+                "$("$(dirname "$0")/debian-mirror.sh")" "$codename" "$codename" > "$SRC_LIST.tmp"
         fi
         mv "$SRC_LIST.tmp" "$SRC_LIST"
     fi

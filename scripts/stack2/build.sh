@@ -1,7 +1,8 @@
 #!/bin/bash
 # scripts/stack2/build.sh: build and install the project in the second
 # stack's root (Debian 13: Open MPI 5, UCX 1.18), in a chroot, from this
-# tree (issue 39).  Prints nothing but progress; exits non-zero on failure.
+# tree (issue 39).  Progress goes to stderr; stdout gets one line, the
+# root's path (for tb run --root); exits non-zero on failure.
 #
 #   scripts/stack2/build.sh [ROOT]     (as root; ROOT as for root.sh)
 #
@@ -11,6 +12,7 @@
 # build-stack2/mpi, so that `tb run --root ROOT` jobs use them.
 set -eu -o pipefail
 TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+exec 3>&1 1>&2   # stdout is the root's path only (the last line)
 ROOT=$("$TOP/scripts/stack2/root.sh" "$@")
 say() { echo "stack2-build: $*" >&2; }
 die() { echo "stack2-build: error: $*" >&2; exit 1; }
@@ -57,3 +59,4 @@ mkdir -p "$B/mpi"
 in_root "make -C '$B/mpi' -f '$TOP/tests/mpi/Makefile' SRCDIR='$TOP/tests/mpi' >'$B/mpi/make.out' 2>&1" ||
     { tail -n 20 "$B/mpi/make.out" >&2; die "building tests/mpi in the root failed"; }
 say "done: $(in_root "ompi_info --version 2>/dev/null | head -n 1"), BTL in $(in_root "ompi_info --path pkglibdir --parsable 2>/dev/null | cut -d: -f3")"
+echo "$ROOT" >&3

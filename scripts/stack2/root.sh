@@ -11,6 +11,7 @@
 # The root is what the bed's guests boot into with `tb run --root ROOT`, and
 # what scripts/stack2/build.sh builds the project in (chroot).
 set -eu -o pipefail
+TOP=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 ROOT=${1:-${PVRDMA_STACK2_ROOT:-/var/cache/pvrdma-mpi/stack2-trixie}}
 SUITE=trixie
 say() { echo "stack2-root: $*" >&2; }
@@ -33,11 +34,7 @@ PACKAGES=(
 command -v debootstrap >/dev/null ||
     die "debootstrap is not installed (apt-get install debootstrap)"
 
-# The machine's own mirror: the first deb.debian.org-style URI of its sources.
-MIRROR=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-    sed -n -e 's,^URIs: *\(https*://[^ ]*/debian/*\)$,\1,p' -e 's,^deb  *\(https*://[^ ]*/debian/*\) .*,\1,p' |
-    head -n 1 || true)
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+MIRROR=$("$TOP/scripts/debian-mirror.sh")
 want=$(printf '%s\n' "$SUITE" "$MIRROR" "${PACKAGES[@]}" | sha256sum | cut -c1-16)
 stamp=$ROOT/.pvrdma-stack2
 
@@ -69,7 +66,7 @@ cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 mount -t proc proc "$ROOT/proc"
 trap 'umount "$ROOT/proc" 2>/dev/null || true' EXIT
 chroot "$ROOT" apt-get update -qq >>"$ROOT.debootstrap.log" 2>&1 || die "apt-get update in the root failed"
-pkgs=$(printf '%s\n' "${PACKAGES[@]}" | grep -v '^#' | tr '\n' ' ')
+pkgs=${PACKAGES[*]}
 # shellcheck disable=SC2086
 DEBIAN_FRONTEND=noninteractive chroot "$ROOT" apt-get install -y -qq --no-install-recommends $pkgs \
     >>"$ROOT.debootstrap.log" 2>&1 ||
