@@ -77,6 +77,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int credit_threshold;   /**< 0 = half the credits */
     int credit_reserved;
     int signal_interval;
+    int send_coalesce;      /**< bool: sends of one progress turn as one WR list */
 
     /* RC and connection timing */
     int rc_timeout;
@@ -238,6 +239,17 @@ typedef struct mca_btl_pvrdma_module_t {
     uint64_t rdma_read_max;    /**< bytes of the largest one */
     uint64_t atomic_fadds;     /**< fetch-and-add WRs posted (btl_atomic_op/fop) */
     uint64_t atomic_cswaps;    /**< compare-and-swap WRs posted (btl_atomic_cswap) */
+    /* send doorbells (issue 38): ibv_post_send calls and the WRs they
+     * carried, printed in the counters line at close */
+    uint64_t send_posts;       /**< ibv_post_send calls (one doorbell each) */
+    uint64_t send_wrs;         /**< WRs they posted */
+
+    /* send coalescing (btl_pvrdma_send_coalesce): a send that finds its
+     * endpoint already posted to in this progress turn, or that a PML
+     * callback makes inside progress, queues on the endpoint and goes
+     * with the others as one WR list when progress flushes the queues */
+    uint32_t progress_turn;    /**< module_progress calls so far */
+    bool in_upcalls;           /**< poll_cq runs PML callbacks now */
 
     mca_btl_base_module_error_cb_fn_t error_cb;
     bool fatal;               /**< a fatal error was reported */
@@ -267,6 +279,12 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
  * / ibv_post_srq_recv is a doorbell, a VM exit on PVRDMA, so reposting per
  * message would cost one recv doorbell per message, batching 1/16. */
 #define MCA_BTL_PVRDMA_REPOST_BATCH 16
+
+/** Queued sends of one endpoint posted as one WR list at most (issue 38):
+ *  one doorbell for a whole message's fragments or a burst; a send that
+ *  finds this many queued flushes them at once instead of waiting for
+ *  progress (bounds what coalescing holds back). */
+#define MCA_BTL_PVRDMA_POST_BATCH 32
 
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);
 int mca_btl_pvrdma_srq_refill_batched(mca_btl_pvrdma_module_t *module);

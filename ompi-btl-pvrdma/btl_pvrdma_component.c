@@ -251,6 +251,14 @@ static int pvrdma_component_register(void)
             "naming both hosts, instead of waiting for ever in a receive. Costs one "
             "message per silent peer per period (a SEND doorbell here, a receive "
             "repost there). 0: never. Default: 20", NULL, OPAL_INFO_LVL_6, &c->keepalive_s);
+    c->send_coalesce = 1;
+    reg_int("send_coalesce", "Post the sends of one progress turn to a peer as one "
+            "work-request list: every ibv_post_send rings a doorbell, a VM exit on PVRDMA. "
+            "A send to a peer that already had one posted since progress last ran, or one "
+            "a PML callback makes inside progress (the next fragments of a large message), "
+            "waits in the BTL until the turn ends (at most 32 are held); the first send "
+            "after progress always goes at once. 0: every send is posted by itself. "
+            "Default: 1", NULL, OPAL_INFO_LVL_5, &c->send_coalesce);
     c->idle_wait = MCA_BTL_PVRDMA_TRI_AUTO;
     reg_int("idle_wait", "Bounded idle wait (btl_pvrdma_idle_spin, "
             "btl_pvrdma_idle_poll_interval): auto (on for PVRDMA devices, where an "

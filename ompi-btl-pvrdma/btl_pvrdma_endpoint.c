@@ -36,6 +36,7 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->qp = NULL;
     ep->ring = NULL;
     ep->ring_size = ep->ring_head = ep->ring_count = ep->unsignalled = 0;
+    ep->send_turn = 0;   /* module turns start at 1: the first send goes at once */
     ep->repost_head = NULL;
     ep->repost_count = 0;
     ep->srq_consumed = 0;
@@ -403,12 +404,13 @@ int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep)
     return OPAL_SUCCESS;
 }
 
-int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
-                                 bool force_signal)
+/** Set @p frag's WR for posting after the ones already accounted, and
+ *  account it (ring, counts) as posted: decides whether it is signalled. */
+static void post_prepare(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
+                         bool force_signal)
 {
-    struct ibv_send_wr *bad;
+    mca_btl_pvrdma_module_t *module = ep->module;
     bool signal;
-    int rc;
 
     /* a CQE is needed when someone waits for this WR (callback, RDMA
      * completion); otherwise every signal_interval-th WR reports for all
@@ -418,7 +420,7 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     /* The WR that takes the last entry of the send budget must report:
      * with the budget full of unsignalled WRs nothing would complete and
      * every peer's sends would wait for ever. */
-    if (ep->module->sq_posted + 1 >= ep->module->plan.send_budget) {
+    if (module->sq_posted + 1 >= module->plan.send_budget) {
         signal = true;
     }
     frag->wr.send.wr_id = (uintptr_t) frag;
@@ -427,20 +429,14 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     if (IBV_WR_SEND == frag->wr.send.opcode && frag->sge.length <= ep->max_inline) {
         frag->wr.send.send_flags |= IBV_SEND_INLINE;
     }
-    rc = ibv_post_send(ep->qp, &frag->wr.send, &bad);
-    if (OPAL_UNLIKELY(0 != rc)) {
-        mca_btl_pvrdma_error_post(ep, "ibv_post_send", rc);
-        return OPAL_ERROR;
-    }
     frag->posted = true;
     frag->signalled = signal;
-    ep->last_use = ++ep->module->budget.tick;
+    ep->last_use = ++module->budget.tick;
     if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
         ep->sends_posted++;
     } else if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
         /* counted for the bed tests, which assert the rendezvous mode from
          * them (see mca_btl_pvrdma_module_t); the module lock is held */
-        mca_btl_pvrdma_module_t *module = ep->module;
         uint64_t len = frag->sge.length;
 
         if (IBV_WR_RDMA_WRITE == frag->wr.send.opcode) {
@@ -461,12 +457,45 @@ int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_f
     }
     ep->ring[(ep->ring_head + ep->ring_count) % ep->ring_size] = frag;
     ep->ring_count++;
-    ep->module->sq_posted++;
+    module->sq_posted++;
     if (signal) {
         ep->unsignalled = 0;
-        ep->module->sends_outstanding++;
+        module->sends_outstanding++;
     }
+}
+
+int mca_btl_pvrdma_endpoint_post_list(mca_btl_pvrdma_endpoint_t *ep,
+                                      mca_btl_pvrdma_frag_t **frags, uint32_t n,
+                                      bool signal_last)
+{
+    struct ibv_send_wr *bad;
+    int rc;
+
+    if (0 == n) {
+        return OPAL_SUCCESS;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        post_prepare(ep, frags[i], signal_last && i + 1 == n);
+        if (i > 0) {
+            frags[i - 1]->wr.send.next = &frags[i]->wr.send;
+        }
+    }
+    rc = ibv_post_send(ep->qp, &frags[0]->wr.send, &bad);
+    if (OPAL_UNLIKELY(0 != rc)) {
+        /* fatal for the module (a device that refuses a WR it has room
+         * for): the WRs from bad on stay in the ring, never completed */
+        mca_btl_pvrdma_error_post(ep, "ibv_post_send", rc);
+        return OPAL_ERROR;
+    }
+    ep->module->send_posts++;
+    ep->module->send_wrs += n;
     return OPAL_SUCCESS;
+}
+
+int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
+                                 bool force_signal)
+{
+    return mca_btl_pvrdma_endpoint_post_list(ep, &frag, 1, force_signal);
 }
 
 void mca_btl_pvrdma_endpoint_ring_complete(mca_btl_pvrdma_endpoint_t *ep,
@@ -505,12 +534,15 @@ void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma
 
 int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
 {
-    mca_btl_pvrdma_frag_t *frag;
+    mca_btl_pvrdma_frag_t *frag, *batch[MCA_BTL_PVRDMA_POST_BATCH];
+    uint32_t n = 0;
     int count = 0;
 
+    /* every fragment that can go now, as WR lists of up to POST_BATCH:
+     * a whole message's fragments or a burst cost one doorbell */
     while (MCA_BTL_PVRDMA_EP_CONNECTED == ep->state && !opal_list_is_empty(&ep->pending)) {
         frag = (mca_btl_pvrdma_frag_t *) opal_list_get_first(&ep->pending);
-        if (0 == mca_btl_pvrdma_endpoint_sq_free(ep)) {
+        if (mca_btl_pvrdma_endpoint_sq_free(ep) <= n) {
             break;
         }
         if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
@@ -521,10 +553,17 @@ int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
         }
         (void) opal_list_remove_first(&ep->pending);
         ep->module->pending_count--;
-        if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_post(ep, frag, false)) {
-            break;
+        batch[n++] = frag;
+        if (MCA_BTL_PVRDMA_POST_BATCH == n) {
+            if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_post_list(ep, batch, n, false)) {
+                return count;
+            }
+            count += (int) n;
+            n = 0;
         }
-        count++;
+    }
+    if (n > 0 && OPAL_SUCCESS == mca_btl_pvrdma_endpoint_post_list(ep, batch, n, false)) {
+        count += (int) n;
     }
     return count;
 }

@@ -85,6 +85,7 @@ struct mca_btl_base_endpoint_t {
     uint32_t signal_interval;
     uint32_t max_inline;     /**< inline cap reported by the QP (PVRDMA: 0) */
     uint32_t rdma_outstanding; /**< put/get WRs not yet completed (flush) */
+    uint32_t send_turn;      /**< module->progress_turn of the last direct send */
 
     /* receive buffers waiting to be reposted as one WR list */
     mca_btl_pvrdma_frag_t *repost_head;
@@ -154,6 +155,25 @@ int mca_btl_pvrdma_endpoint_repost_batched(mca_btl_pvrdma_endpoint_t *ep);
  */
 int mca_btl_pvrdma_endpoint_post(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *frag,
                                  bool force_signal);
+
+/**
+ * @brief Post @p n WRs as one WR list: one ibv_post_send, one doorbell.
+ *        Caller checked the SQ for all of them (and took their credits).
+ * @param signal_last (IN) request a completion for the last WR
+ */
+int mca_btl_pvrdma_endpoint_post_list(mca_btl_pvrdma_endpoint_t *ep,
+                                      mca_btl_pvrdma_frag_t **frags, uint32_t n,
+                                      bool signal_last);
+
+/** @brief Should a send to @p ep wait in its queue for the WR list the
+ *  progress turn posts (btl_pvrdma_send_coalesce)? */
+static inline bool mca_btl_pvrdma_endpoint_coalesce(const mca_btl_pvrdma_endpoint_t *ep)
+{
+    const mca_btl_pvrdma_module_t *module = ep->module;
+
+    return mca_btl_pvrdma_component.send_coalesce &&
+           (module->in_upcalls || ep->send_turn == module->progress_turn);
+}
 
 /** @brief Complete every ring entry up to and including @p frag; their
  *  callbacks go to @p done. */

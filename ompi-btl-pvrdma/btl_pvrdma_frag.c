@@ -158,6 +158,36 @@ mca_btl_base_descriptor_t *mca_btl_pvrdma_prepare_src(struct mca_btl_base_module
     return des;
 }
 
+/**
+ * Send coalescing (btl_pvrdma_send_coalesce, issue 38): every ibv_post_send
+ * is a doorbell, a VM exit on PVRDMA.  A send to an endpoint that already
+ * had one posted in this progress turn, or that a PML callback makes inside
+ * progress (the next fragments of a message when the previous completed,
+ * a rendezvous ACK's data), is queued instead; the progress turn posts each
+ * endpoint's queue as one WR list (endpoint_progress_pending).  A send that
+ * is the first since progress ran goes at once, so a lone message never
+ * waits.  Only fragments the BTL may give back itself (BTL-owned, no
+ * callback asked) are taken this way, so the PML sees them done at once;
+ * a queue of POST_BATCH is posted at once rather than held.
+ * @return true when @p frag was queued (module lock held).
+ */
+static bool frag_coalesced(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                           mca_btl_pvrdma_frag_t *frag)
+{
+    if (!mca_btl_pvrdma_endpoint_coalesce(ep) ||
+        !(frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) ||
+        (frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
+        return false;
+    }
+    frag->callback = false;
+    opal_list_append(&ep->pending, &frag->base.super.super);
+    module->pending_count++;
+    if (opal_list_get_size(&ep->pending) >= MCA_BTL_PVRDMA_POST_BATCH && !module->in_upcalls) {
+        (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
+    }
+    return true;
+}
+
 int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
                         struct mca_btl_base_endpoint_t *endpoint,
                         struct mca_btl_base_descriptor_t *descriptor, mca_btl_base_tag_t tag)
@@ -173,6 +203,7 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
 
     OPAL_THREAD_LOCK(&module->lock);
     if (OPAL_LIKELY(mca_btl_pvrdma_endpoint_ready(ep) && opal_list_is_empty(&ep->pending) &&
+                    !mca_btl_pvrdma_endpoint_coalesce(ep) &&
                     mca_btl_pvrdma_endpoint_sq_free(ep) > 0 &&
                     pvrdma_common_credits_take(&ep->credits, false))) {
         frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
@@ -180,6 +211,7 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
          * may complete the fragment and the PML recycle it */
         callback = !!(frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
         frag->callback = callback;
+        ep->send_turn = module->progress_turn;
         rc = mca_btl_pvrdma_endpoint_post(ep, frag, false);
         OPAL_THREAD_UNLOCK(&module->lock);
         if (OPAL_UNLIKELY(OPAL_SUCCESS != rc)) {
@@ -187,6 +219,12 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
         }
         /* the data was copied: done, unless the PML asked for the callback */
         return callback ? OPAL_SUCCESS : 1;
+    }
+    if (mca_btl_pvrdma_endpoint_ready(ep) && frag_coalesced(module, ep, frag)) {
+        /* copied and queued for this turn's WR list, and ours to return:
+         * done for the PML, as if posted */
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return 1;
     }
     /* queued: the PML gets its callback when the send really completes */
     frag->callback = true;
@@ -206,19 +244,22 @@ int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
     mca_btl_pvrdma_endpoint_t *ep = endpoint;
     const size_t total = header_size + payload_size;
     mca_btl_pvrdma_frag_t *frag = NULL;
+    bool coalesce;
     int rc;
 
     OPAL_THREAD_LOCK(&module->lock);
-    if (OPAL_UNLIKELY(!mca_btl_pvrdma_endpoint_ready(ep) || !opal_list_is_empty(&ep->pending) ||
+    coalesce = mca_btl_pvrdma_endpoint_ready(ep) && mca_btl_pvrdma_endpoint_coalesce(ep);
+    if (OPAL_UNLIKELY(!mca_btl_pvrdma_endpoint_ready(ep) ||
+                      (!coalesce && !opal_list_is_empty(&ep->pending)) ||
                       total + sizeof(mca_btl_pvrdma_hdr_t) > module->frag_size ||
-                      0 == mca_btl_pvrdma_endpoint_sq_free(ep))) {
+                      (!coalesce && 0 == mca_btl_pvrdma_endpoint_sq_free(ep)))) {
         goto out_of_resource;
     }
     frag = mca_btl_pvrdma_frag_get(&module->send_frags);
     if (OPAL_UNLIKELY(NULL == frag)) {
         goto out_of_resource;
     }
-    if (OPAL_UNLIKELY(!pvrdma_common_credits_take(&ep->credits, false))) {
+    if (OPAL_UNLIKELY(!coalesce && !pvrdma_common_credits_take(&ep->credits, false))) {
         mca_btl_pvrdma_frag_return(frag);
         frag = NULL;
         goto out_of_resource;
@@ -241,7 +282,14 @@ int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
         (void) opal_convertor_pack(convertor, &iov, &iov_count, &max_data);
     }
     frag_prepare_send(frag, tag, 0);
+    if (coalesce) {
+        /* BTL-owned, no callback: queued for this turn's WR list */
+        (void) frag_coalesced(module, ep, frag);
+        OPAL_THREAD_UNLOCK(&module->lock);
+        return OPAL_SUCCESS;
+    }
     frag->hdr->credits = (uint16_t) pvrdma_common_credits_piggyback(&ep->credits);
+    ep->send_turn = module->progress_turn;
     rc = mca_btl_pvrdma_endpoint_post(ep, frag, false);
     OPAL_THREAD_UNLOCK(&module->lock);
     return rc;

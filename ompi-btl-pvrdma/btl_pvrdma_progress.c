@@ -212,6 +212,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
     if (nups > 0 || NULL != done.head) {
         /* upcalls without the module lock (a PML callback may send through
          * us, which takes it again, or take Open MPI's own locks) */
+        module->in_upcalls = true;   /* their sends wait for one WR list */
         OPAL_THREAD_UNLOCK(&module->lock);
         mca_btl_pvrdma_done_run(module, &done);
         for (int i = 0; i < nups; ++i) {
@@ -220,6 +221,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
             }
         }
         OPAL_THREAD_LOCK(&module->lock);
+        module->in_upcalls = false;
         for (int i = 0; i < nups; ++i) {
             recv_release(module, ups[i].frag, ups[i].ep);
         }
@@ -260,6 +262,8 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
         return 0;
     }
     OPAL_THREAD_LOCK(&module->lock);
+    /* a new turn: the next send to each endpoint goes at once again */
+    module->progress_turn++;
     /* The bounded idle wait: a process that only waits for messages polls
      * both CQs at most once per btl_pvrdma_idle_poll_interval once it has
      * waited btl_pvrdma_idle_spin (empty polls are VM exits). */

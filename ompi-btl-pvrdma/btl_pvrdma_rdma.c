@@ -27,14 +27,12 @@ int mca_btl_pvrdma_rdma_post(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_end
     direct = mca_btl_pvrdma_endpoint_ready(ep) && opal_list_is_empty(&ep->pending) &&
              mca_btl_pvrdma_endpoint_sq_free(ep) >= count;
     ep->rdma_outstanding += (uint32_t) count;
-    for (uint64_t i = 0; i < count; ++i) {
-        if (direct) {
-            /* the caller waits for the last piece: signal it */
-            rc = mca_btl_pvrdma_endpoint_post(ep, list[i], i + 1 == count);
-            if (OPAL_SUCCESS != rc) {
-                break;
-            }
-        } else {
+    if (direct) {
+        /* one WR list, one doorbell; the caller waits for the last piece:
+         * signal it */
+        rc = mca_btl_pvrdma_endpoint_post_list(ep, list, (uint32_t) count, true);
+    } else {
+        for (uint64_t i = 0; i < count; ++i) {
             mca_btl_pvrdma_endpoint_queue(ep, list[i]);
         }
     }

@@ -59,6 +59,8 @@ typedef struct uct_pvrdma_iface_config {
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
     int                        credit_imm;     /**< credits in AM immediates */
+    int                        tx_coalesce;    /**< sends of a progress turn
+                                                    as one WR list */
     uct_iface_mpool_config_t   tx_mp;          /**< send buffers */
     uct_iface_mpool_config_t   rx_mp;          /**< receive buffers */
 } uct_pvrdma_iface_config_t;
@@ -93,6 +95,13 @@ typedef struct uct_pvrdma_txq {
 } uct_pvrdma_txq_t;
 
 
+/** SGEs an AM may have to wait in a batch (PVRDMA's max_sge is 4); one
+ *  with more is posted at once. */
+#define UCT_PVRDMA_BATCH_SGE       4
+/** AMs an ep holds for one WR list at most: one more posts them. */
+#define UCT_PVRDMA_BATCH_MAX       32
+
+
 /** Send descriptor: bounce buffer and/or completion to fire. */
 typedef struct uct_pvrdma_tx_desc {
     ucs_queue_elem_t           queue;       /**< in ep->outstanding */
@@ -102,6 +111,10 @@ typedef struct uct_pvrdma_tx_desc {
     void                       *unpack_arg;
     uint32_t                   length;      /**< get_bcopy length */
     uint32_t                   lkey;        /**< of the buffer below */
+    /* an AM waiting in its ep's batch (pvrdma_tx_batch.c): its WR, linked
+     * to the next one's, and its SGEs */
+    struct ibv_send_wr         wr;
+    struct ibv_sge             sge[UCT_PVRDMA_BATCH_SGE];
     /* payload follows */
 } uct_pvrdma_tx_desc_t;
 
@@ -240,6 +253,18 @@ struct uct_pvrdma_ep {
     uint16_t                   credit_tag;  /**< peers name this ep by it */
     int                        has_credit_tag;
     uct_pvrdma_chan_t          *rev_chan;   /**< its credits ride our AMs */
+
+    /* AMs that go as one WR list at the end of the progress turn
+     * (pvrdma_tx_batch.c) */
+    struct {
+        uct_pvrdma_tx_desc_t   *head;
+        uct_pvrdma_tx_desc_t   *tail;
+        unsigned               len;
+        ucs_list_link_t        link;        /**< iface->tx_batch.eps while
+                                                 len > 0 */
+        unsigned               turn;        /**< iface->tx_batch.turn of
+                                                 the last WR posted at once */
+    }                          batch;
 
     /* remote side */
     uint64_t                   flush_addr;  /**< peer scratch word */
@@ -471,6 +496,9 @@ typedef struct uct_pvrdma_iface_op_count {
     /* which way credits went */
     uint64_t                   credits_by_imm; /**< returned in AM imms */
     uint64_t                   credits_by_msg; /**< by WRITE or SEND */
+    /* send doorbells (issue 38) */
+    uint64_t                   tx_posts;       /**< ibv_post_send on RC QPs */
+    uint64_t                   tx_wrs;         /**< WRs they carried */
 } uct_pvrdma_iface_op_count_t;
 
 
@@ -515,6 +543,15 @@ struct uct_pvrdma_iface {
     uct_pvrdma_iface_ep_tags_t ep_tags;
     uct_pvrdma_iface_conn_t    conn;
     uct_pvrdma_iface_op_count_t op_count;
+    /** Send coalescing (UCX_PVRDMA_TX_COALESCE, pvrdma_tx_batch.c) */
+    struct {
+        ucs_list_link_t        eps;         /**< eps with a batch */
+        unsigned               turn;        /**< progress calls so far */
+        int                    in_progress; /**< completions or pending
+                                                 requests are being handled:
+                                                 their AMs wait for the
+                                                 turn's WR lists */
+    }                          tx_batch;
 
     /** bounded idle wait (common/idle_wait.c): a worker that only waits
      *  for messages polls the CQ at most once per IDLE_POLL_INTERVAL */
@@ -544,6 +581,7 @@ struct uct_pvrdma_iface {
         unsigned               conn_pending_max;
         ucs_time_t             keepalive;   /**< 0: off */
         int                    credit_imm;
+        int                    tx_coalesce;
     } config;
 };
 
@@ -584,6 +622,15 @@ ucs_status_t uct_pvrdma_wc_to_status(enum ibv_wc_status wc_status);
 void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count);
 void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_iface_progress_pending(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_tx_batch.c */
+void uct_pvrdma_iface_tx_batch_init(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_ep_batch_add(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                             const struct ibv_send_wr *wr,
+                             uct_pvrdma_tx_desc_t *desc, int signal);
+void uct_pvrdma_ep_batch_post(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_batch_drop(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_iface_batches_post(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_ep.c */
 int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now);

@@ -188,6 +188,7 @@ static ucs_status_t uct_pvrdma_ep_post_flush_write(uct_pvrdma_iface_t *iface,
 {
     struct ibv_send_wr wr;
 
+    uct_pvrdma_ep_batch_post(ep); /* behind the AMs waiting for their list */
     memset(&wr, 0, sizeof(wr));
     wr.sg_list             = NULL;
     wr.num_sge             = 0;
@@ -323,6 +324,11 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
         return UCS_ERR_NO_RESOURCE;
     }
 
+    /* AMs waiting for the turn's WR list go now: a flush waits for them */
+    uct_pvrdma_ep_batch_post(ep);
+    if (ep->state == UCT_PVRDMA_EP_FAILED) {
+        return ep->status;
+    }
     if (ep->txq.posted_sn == ep->txq.acked_sn) {
         UCT_TL_EP_STAT_FLUSH(&ep->super);
         return UCS_OK;
@@ -425,6 +431,9 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->state       = UCT_PVRDMA_EP_CONNECTING;
     self->status      = UCS_OK;
     self->fence       = 0;
+    self->batch.head  = self->batch.tail = NULL;
+    self->batch.len   = 0;
+    self->batch.turn  = 0;
     self->ah          = NULL;
     self->conn_id     = iface->iface_uuid + (++iface->conn.seq);
     self->psn         = pvrdma_common_psn_new();
@@ -475,6 +484,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
 err_list:
     uct_pvrdma_ep_tag_remove(self);
     ucs_list_del(&self->list);
+    uct_pvrdma_ep_batch_drop(self);
     uct_pvrdma_iface_qp_remove(iface, &self->txq);
     uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
 err_qp:

@@ -230,6 +230,17 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, credit_imm),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"TX_COALESCE", "y",
+     "Post the active messages of one progress turn to a peer as one\n"
+     "work-request list: every ibv_post_send rings a doorbell, a VM exit on\n"
+     "PVRDMA. An AM to a peer that already had one posted since progress last\n"
+     "ran, or one sent from a completion or pending callback inside progress\n"
+     "(the next fragments of a large message), waits until the progress call\n"
+     "ends (at most 32 per peer); the first AM after progress always goes at\n"
+     "once. n: every AM is posted by itself.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, tx_coalesce),
+     UCS_CONFIG_TYPE_BOOL},
+
     {"UD_RX_QUEUE_LEN", "64",
      "Receive buffers of the UD QP that carries connection requests.",
      ucs_offsetof(uct_pvrdma_iface_config_t, ud_rx_len),
@@ -572,6 +583,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     ucs_list_head_init(&self->chans);
     ucs_list_head_init(&self->discs);
     ucs_list_head_init(&self->pending_eps);
+    uct_pvrdma_iface_tx_batch_init(self);
     ucs_list_head_init(&self->slot_chunks);
     ucs_list_head_init(&self->deferred_chans);
     ucs_list_head_init(&self->rx_short_chans);

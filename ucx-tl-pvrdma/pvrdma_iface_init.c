@@ -234,6 +234,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                  (uint64_t)(config->idle_poll_interval * 1e6) : 0,
                                  config->idle_poll_scale);
     iface->config.credit_imm    = config->credit_imm;
+    iface->config.tx_coalesce   = config->tx_coalesce;
 
     /* The port's max_msg_sz caps RDMA operations (above), not the eager
      * segment, as in the BTL: QEMU's device model reports 1 KiB and does

@@ -165,6 +165,8 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     pvrdma_common_counters_add(&c, "chans", chans_open);
     pvrdma_common_counters_add(&c, "credits_by_imm", iface->op_count.credits_by_imm);
     pvrdma_common_counters_add(&c, "credits_by_msg", iface->op_count.credits_by_msg);
+    pvrdma_common_counters_add(&c, "send_posts", iface->op_count.tx_posts);
+    pvrdma_common_counters_add(&c, "send_wrs", iface->op_count.tx_wrs);
     pvrdma_common_counters_add(&c, "tx_pool_dry", iface->op_count.tx_mp_empty);
     pvrdma_common_counters_add(&c, "keepalives", iface->watch.keepalives);
     pvrdma_common_counters_add(&c, "idle_polls_skipped", iface->idle.skipped);

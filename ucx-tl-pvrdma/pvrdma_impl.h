@@ -153,17 +153,15 @@ static UCS_F_ALWAYS_INLINE int uct_pvrdma_ep_is_connected(uct_pvrdma_ep_t *ep)
 
 
 /**
- * Post one WR.  It is signalled when @p signal is set or every
+ * Set up one WR for @p txq: it is signalled when @p signal is set or every
  * txq->moderation WRs (tx_moderation; 1 on a send/recv-only ep, whose flush
- * relies on every WR completing visibly); wr_id carries its sequence number.
+ * relies on every WR completing visibly); wr_id carries its sequence
+ * number.  Returns whether it is signalled.
  */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
-                    struct ibv_send_wr *wr, int signal)
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_txq_prepare(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
+                       struct ibv_send_wr *wr, int signal)
 {
-    struct ibv_send_wr *bad_wr;
-    int ret;
-
     signal = signal || (txq->unsignaled + 1 >= txq->moderation);
     if (ucs_unlikely(iface->cq_acct.tx_outstanding + iface->cq_acct.held + 1 >=
                      iface->cq_acct.budget) &&
@@ -182,17 +180,15 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     if (signal) {
         wr->send_flags |= IBV_SEND_SIGNALED;
     }
+    return signal;
+}
 
-    ret = ibv_post_send(txq->qp, wr, &bad_wr);
-    if (ucs_unlikely(ret != 0)) {
-        if (ret == ENOMEM) {
-            return UCS_ERR_NO_RESOURCE;
-        }
-        ucs_error("pvrdma: ibv_post_send(qp 0x%x) failed: %s", txq->qp->qp_num,
-                  strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
 
+/** Count a WR set up by uct_pvrdma_txq_prepare as posted. */
+static UCS_F_ALWAYS_INLINE void
+uct_pvrdma_txq_posted(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
+                      int signal)
+{
     ++txq->posted_sn;
     --txq->avail;
     if (++iface->cq_acct.tx_outstanding > iface->op_count.tx_outstanding_max) {
@@ -205,26 +201,73 @@ uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
     } else {
         ++txq->unsignaled;
     }
+}
+
+
+/** Post one WR (one doorbell). */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_pvrdma_txq_post(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
+                    struct ibv_send_wr *wr, int signal)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    signal = uct_pvrdma_txq_prepare(iface, txq, wr, signal);
+    ret    = ibv_post_send(txq->qp, wr, &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        if (ret == ENOMEM) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        ucs_error("pvrdma: ibv_post_send(qp 0x%x) failed: %s", txq->qp->qp_num,
+                  strerror(ret));
+        return UCS_ERR_IO_ERROR;
+    }
+    ++iface->op_count.tx_posts;
+    ++iface->op_count.tx_wrs;
+    uct_pvrdma_txq_posted(iface, txq, signal);
     return UCS_OK;
 }
 
 
-/** Post on an ep: applies a pending fence. */
+/** Post on an ep: after the AMs waiting in its batch (in order), applies a
+ *  pending fence. */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_pvrdma_ep_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                    struct ibv_send_wr *wr, int signal)
 {
     ucs_status_t status;
 
+    if (ucs_unlikely(ep->batch.len > 0)) {
+        uct_pvrdma_ep_batch_post(ep);
+    }
     if (ucs_unlikely(ep->fence)) {
         wr->send_flags |= IBV_SEND_FENCE;
     }
 
     status = uct_pvrdma_txq_post(iface, &ep->txq, wr, signal);
     if (ucs_likely(status == UCS_OK)) {
-        ep->fence = 0;
+        ep->fence      = 0;
+        ep->batch.turn = iface->tx_batch.turn;
     }
     return status;
+}
+
+
+/**
+ * Should an AM wait in its ep's batch for the turn's WR list
+ * (UCX_PVRDMA_TX_COALESCE)?  When the ep already had a WR posted at once
+ * in this progress turn, or completions and pending requests are being
+ * handled (UCP sends from their callbacks: the next fragments, replies):
+ * the first AM after progress always goes at once.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_ep_batch_wants(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
+                          const struct ibv_send_wr *wr)
+{
+    return iface->config.tx_coalesce &&
+           (iface->tx_batch.in_progress ||
+            (ep->batch.turn == iface->tx_batch.turn)) &&
+           (wr->num_sge <= UCT_PVRDMA_BATCH_SGE);
 }
 
 
@@ -397,7 +440,17 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
                       struct ibv_send_wr *wr, uct_pvrdma_tx_desc_t *desc,
                       uint32_t credits, int signal)
 {
-    ucs_status_t status = uct_pvrdma_ep_post(iface, ep, wr, signal);
+    ucs_status_t status;
+
+    if ((desc != NULL) && uct_pvrdma_ep_batch_wants(iface, ep, wr)) {
+        /* counted as posted now (WQE, CQ entry, sequence number), so the
+         * admission of the next AM and the flush see it */
+        uct_pvrdma_ep_batch_add(iface, ep, wr, desc, signal);
+        uct_pvrdma_ep_track_desc(ep, desc);
+        return UCS_OK;
+    }
+
+    status = uct_pvrdma_ep_post(iface, ep, wr, signal);
 
     if (ucs_unlikely(status != UCS_OK)) {
         uct_pvrdma_ep_am_imm_undo(ep, credits);

@@ -189,6 +189,8 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
         iface->cq_acct.zombie_wait  = 0;
     }
 
+    /* UCP's callbacks may send: those AMs go in the turn's WR lists */
+    iface->tx_batch.in_progress = 1;
     for (i = 0; i < n; ++i) {
         if (wcs[i].qp_num == iface->ud.dgram.qp->qp_num) {
             uct_pvrdma_ud_handle_wc(iface, &wcs[i]);
@@ -216,6 +218,7 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
             uct_pvrdma_iface_handle_send_wc(iface, txq, &wcs[i]);
         }
     }
+    iface->tx_batch.in_progress = 0;
 
     if (ucs_unlikely(iface->ud.dgram.broken || ud_resetting)) {
         uct_pvrdma_ud_recover(iface, n < (int)iface->config.poll_batch);
@@ -317,6 +320,9 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     int safety                = 0;
     int evented               = 0;
 
+    /* a new turn: the next AM to each ep goes at once again */
+    ++iface->tx_batch.turn;
+
     /* credits no AM carried since the last call (pvrdma_credit_imm.c) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->deferred_chans))) {
         uct_pvrdma_iface_return_deferred_credits(iface);
@@ -378,7 +384,12 @@ out:
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {
+        iface->tx_batch.in_progress = 1;
         uct_pvrdma_iface_progress_pending(iface);
+        iface->tx_batch.in_progress = 0;
+    }
+    if (!ucs_list_is_empty(&iface->tx_batch.eps)) {
+        uct_pvrdma_iface_batches_post(iface);
     }
     uct_pvrdma_iface_stall_watch(iface, count);
     uct_pvrdma_iface_keepalive_watch(iface);

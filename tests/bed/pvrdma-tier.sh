@@ -197,8 +197,11 @@ fi
 IDLE_SPIN_MS=100 IDLE_POLL_MS=10 METERED_N=200
 if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ]; then
     mpi_ucx_args MUCX pvrdma,self "$DEV:1"
+    # the package's parameter file, as `module load pvrdma-mpi/btl` names it
+    # (pml_ob1_send_pipeline_depth for the streams below)
     MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl" mpi_check_run "btl 2x1 metered" 300 \
         -np 2 --map-by node --mca pml ob1 --mca btl pvrdma,self \
+        --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" \
         --mca btl_pvrdma_idle_spin $((IDLE_SPIN_MS * 1000)) \
         --mca btl_pvrdma_idle_poll_interval $((IDLE_POLL_MS * 1000)) -- metered
     MPI_CHECK_SPAN_CMD="$METER span $MDIR/ucx" mpi_check_run "pml ucx 2x1 metered" 300 \
@@ -221,6 +224,30 @@ if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ]; then
                 pass "meter: $what, 8 B messages, node$k: $per, $c device commands"
             else
                 fail "meter: $what, 8 B messages, node$k: at most 1 send + 1/16 recv doorbell, 0 commands" "$per, $c device commands ($f)"
+            fi
+        done
+        # Sends as WR lists (issue 38): rank 0 (node1) streams 16 x 64 KiB
+        # and 2 x 1 MiB to rank 1 (send/recv copies here: WRITE does not
+        # land on this model; 8 KiB fragments), and 8 bursts of 32 x 8 B
+        # (MPI_Isend, MPI_Waitall).  One doorbell per fragment or message
+        # was 9, 129 and 1 per message over both transports (2026-11-27);
+        # measured now 2.0, 10 and 0.06 over the BTL (ob1 keeping 32
+        # fragments in flight, the parameter file's
+        # pml_ob1_send_pipeline_depth), 0.9, 8.5 and 0.08 over pml ucx: the
+        # bounds 2.25, 12 and 0.125 leave room for a credit return or
+        # keepalive in the span.
+        for m in 65536:16:2.25 1048576:2:12 burst:256:0.125; do
+            IFS=: read -r size n bound <<<"$m"
+            if [ "$size" = burst ]; then f=$MDIR/${t%%:*}.burst.8 label="bursts of 32 x 8 B"
+            else f=$MDIR/${t%%:*}.stream.$size label="$((size / 1024)) KiB stream"; fi
+            read -r s _ _ _ p < <(meter_counts "$f" node1)
+            per=$(awk -v s="$s" -v n="$n" 'BEGIN { printf "%.3f", s / n }')
+            if [ ! -s "$f" ]; then
+                fail "meter: $what, $label" "no counts ($f)"
+            elif awk -v p="$per" -v b="$bound" 'BEGIN { exit !(p <= b) }'; then
+                pass "meter: $what, $label: $per send doorbells per message ($s for $n; at most $bound), $p CQ polls"
+            else
+                fail "meter: $what, $label: at most $bound send doorbells per message" "$per ($s for $n, $p CQ polls; $f)"
             fi
         done
         # rank 0 (node1) waited 3 s in MPI_Recv: the spin (100 ms, at most

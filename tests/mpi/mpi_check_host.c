@@ -185,9 +185,84 @@ static void span_cmd(const char *what, int size)
     }
 }
 
+/* metered stream: rank 0 sends @p n messages of @p len bytes to rank 1,
+ * which checks each and answers the last with 8 bytes (span "stream"; the
+ * doorbells a message costs, issue 38) */
+static void metered_stream(size_t len, int n)
+{
+    unsigned char *b = malloc(len), ack[8];
+    MPI_Status st;
+
+    if (b == NULL) {
+        fail("metered stream: no memory for %zu bytes", len);
+        return;
+    }
+    span_cmd(NULL, 0);
+    for (int i = 0; i < n; ++i) {
+        if (rank == 0) {
+            tp_fill(b, len, msg_key("metered-stream", i, 0, 1));
+            MPI_Send(b, (int)len, MPI_BYTE, 1, 18, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Recv(b, (int)len, MPI_BYTE, 0, 18, MPI_COMM_WORLD, &st);
+            if (!check_count(&st, len, "metered stream")) {
+                (void) check(b, len, msg_key("metered-stream", i, 0, 1), "metered stream", i);
+            }
+        }
+    }
+    if (rank == 0) {
+        MPI_Recv(ack, sizeof(ack), MPI_BYTE, 1, 19, MPI_COMM_WORLD, &st);
+    } else if (rank == 1) {
+        memset(ack, 0, sizeof(ack));
+        MPI_Send(ack, sizeof(ack), MPI_BYTE, 0, 19, MPI_COMM_WORLD);
+    }
+    span_cmd("stream", (int)len);
+    free(b);
+}
+
+/* metered burst: @p rounds times, rank 0 starts @p n sends of 8 bytes to
+ * rank 1 at once (MPI_Isend, then MPI_Waitall), rank 1 checks them and
+ * answers each round with 8 bytes (span "burst") */
+static void metered_burst(int rounds, int n)
+{
+    enum { LEN = 8, MAXN = 64 };
+    unsigned char b[MAXN][LEN], ack[LEN];
+    MPI_Request req[MAXN];
+    MPI_Status st[MAXN];
+
+    if (n > MAXN) {
+        n = MAXN;
+    }
+    span_cmd(NULL, 0);
+    for (int r = 0; r < rounds; ++r) {
+        if (rank == 0) {
+            for (int i = 0; i < n; ++i) {
+                tp_fill(b[i], LEN, msg_key("metered-burst", r * n + i, 0, 1));
+                MPI_Isend(b[i], LEN, MPI_BYTE, 1, 20 + i, MPI_COMM_WORLD, &req[i]);
+            }
+            MPI_Waitall(n, req, st);
+            MPI_Recv(ack, LEN, MPI_BYTE, 1, 19, MPI_COMM_WORLD, st);
+        } else if (rank == 1) {
+            for (int i = 0; i < n; ++i) {
+                MPI_Irecv(b[i], LEN, MPI_BYTE, 0, 20 + i, MPI_COMM_WORLD, &req[i]);
+            }
+            MPI_Waitall(n, req, st);
+            for (int i = 0; i < n; ++i) {
+                if (!check_count(&st[i], LEN, "metered burst")) {
+                    (void) check(b[i], LEN, msg_key("metered-burst", r * n + i, 0, 1),
+                                 "metered burst", r * n + i);
+                }
+            }
+            memset(ack, 0, sizeof(ack));
+            MPI_Send(ack, LEN, MPI_BYTE, 0, 19, MPI_COMM_WORLD);
+        }
+    }
+    span_cmd("burst", LEN);
+}
+
 /* metered: 200 round trips of 8 bytes between ranks 0 and 1, each checked,
  * after 20 that connect and warm up (span "lat"); then rank 0 waits 3 s in
- * MPI_Recv (span "idle") */
+ * MPI_Recv (span "idle"); then the streams and the burst above (spans
+ * "stream" at 64 KiB and 1 MiB, "burst") */
 void test_metered(void)
 {
     enum { LEN = 8, WARM = 20, N = 200, IDLE_S = 3 };
@@ -238,4 +313,8 @@ void test_metered(void)
         MPI_Send(b, LEN, MPI_BYTE, 0, 17, MPI_COMM_WORLD);
     }
     span_cmd("idle", LEN);
+
+    metered_stream(64 * 1024, 16);
+    metered_stream(1024 * 1024, 2);
+    metered_burst(8, 32);
 }
