@@ -287,34 +287,10 @@ if want pingpong; then
         bw=$(awk '$1 == "size" && $2 == 1048576 { print $6 }' "$log")
         pass "btl: pingpong 8 B half round trip ${lat} us, 1 MiB ${bw} MB/s"
         # issue 38: the bandwidth windows (16 MPI_Isends to one peer) go as
-        # WR lists, one doorbell for several sends
-        if v=$(counters_sum btl_close "send_posts send_wrs" "$log") &&
-            read -r posts wrs <<<"$v" && [ "$posts" -gt 0 ] && [ "$wrs" -ge $((posts + posts / 4)) ]; then
-            pass "btl: pingpong's sends coalesced: $wrs send WRs in $posts ibv_post_send calls (doorbells)"
-        else
-            fail "btl: pingpong's sends coalesced (send WRs >= 1.25 x doorbells)" "send_posts send_wrs: ${v:-none} (log: $log)"
-        fi
-        # the latency guard: coalescing must not delay a lone message; 8 B
-        # ping-pong with it off and on, twice each, in this session (fails
-        # only on a gross regression, not on the bed's noise)
-        lats=()
-        for c in 0 1 0 1; do
-            glog=$(log_name "btl pingpong 8 B coalesce $c")
-            timeout -k 10 120 "${MPIRUN[@]}" -np 2 --map-by node "${BTL[@]}" \
-                --mca btl_pvrdma_send_coalesce $c "$MPI_TESTS/pingpong" --min 8 --max 8 \
-                --iters 200 --bw-iters 1 >"$glog" 2>&1
-            lats+=("$(awk '$1 == "size" && $2 == 8 { print $4 }' "$glog")")
-        done
-        if r=$(awk -v a="${lats[0]}" -v b="${lats[1]}" -v c="${lats[2]}" -v d="${lats[3]}" \
-                'BEGIN { if (a + c <= 0 || b + d <= 0) exit 1; printf "%.2f", (b + d) / (a + c) }'); then
-            if awk -v r="$r" 'BEGIN { exit !(r <= 1.5) }'; then
-                pass "btl: 8 B half round trip with send coalescing / without: $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
-            else
-                fail "btl: 8 B half round trip with send coalescing at most 1.5 x without" "ratio $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
-            fi
-        else
-            fail "btl: 8 B half round trip with and without send coalescing" "a run gave no latency: ${lats[*]} (logs: $(log_name "btl pingpong 8 B coalesce 0"))"
-        fi
+        # WR lists, and a lone message pays nothing for it
+        coalesced_check "btl: pingpong's sends coalesced" btl_close "$log"
+        latency_guard "btl send coalescing" "--mca btl_pvrdma_send_coalesce 0" \
+            "--mca btl_pvrdma_send_coalesce 1" "${BTL[@]}"
     elif [ $rc = 124 ]; then
         fail "btl: pingpong" "timed out after 300s (log: $log)"
     elif [ $rc != 0 ]; then

@@ -389,6 +389,44 @@ meter_counts() {
 
 bed_summary() { exit "$BED_FAILED"; }
 
+# coalesced_check NAME EVENT LOG: sends went as WR lists (issue 38): the
+# counters line(s) of EVENT (btl_close, iface_close) in LOG have at least
+# 1.1 send WRs per ibv_post_send (doorbell); without coalescing they are
+# equal
+coalesced_check() {
+    local name=$1 v posts wrs
+    if v=$(counters_sum "$2" "send_posts send_wrs" "$3") && read -r posts wrs <<<"$v" &&
+        [ "$posts" -gt 0 ] && [ "$((wrs * 10))" -ge "$((posts * 11))" ]; then
+        pass "$name: $wrs send WRs in $posts ibv_post_send calls (doorbells)"
+    else
+        fail "$name (send WRs >= 1.1 x doorbells)" "send_posts send_wrs: ${v:-none} (log: $3)"
+    fi
+}
+
+# latency_guard NAME "OFF ARGS" "ON ARGS" MPIRUN_ARGS...: 8 B ping-pong
+# (tests/mpi/pingpong, 200 round trips) with a change off and on, twice
+# each, in this session: fails only if "on" is more than 1.5 x slower (a
+# gross regression, not the bed's noise)
+latency_guard() {
+    local name=$1 off=$2 on=$3 k glog r lats=()
+    shift 3
+    for k in "$off" "$on" "$off" "$on"; do
+        glog=$(log_name "$name ${k##* }")
+        # shellcheck disable=SC2086 # OFF / ON are argument lists
+        timeout -k 10 120 "${MPIRUN[@]}" -np 2 --map-by node "$@" $k "$MPI_TESTS/pingpong" \
+            --min 8 --max 8 --iters 200 --bw-iters 1 >"$glog" 2>&1
+        lats+=("$(awk '$1 == "size" && $2 == 8 { print $4 }' "$glog")")
+    done
+    if ! r=$(awk -v a="${lats[0]}" -v b="${lats[1]}" -v c="${lats[2]}" -v d="${lats[3]}" \
+            'BEGIN { if (a + c <= 0 || b + d <= 0) exit 1; printf "%.2f", (b + d) / (a + c) }'); then
+        fail "$name: 8 B half round trip on / off" "a run gave no latency: ${lats[*]} (last log: $glog)"
+    elif awk -v r="$r" 'BEGIN { exit !(r <= 1.5) }'; then
+        pass "$name: 8 B half round trip on / off: $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
+    else
+        fail "$name: 8 B half round trip on at most 1.5 x off" "ratio $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
+    fi
+}
+
 # ucx_lists LOG COMPONENT TL DEV: true when `ucx_info -d` output in LOG has a
 # memory domain of component COMPONENT with transport TL on device DEV.
 ucx_lists() {

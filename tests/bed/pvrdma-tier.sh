@@ -62,7 +62,15 @@ if [ "$TB_HOSTS" -ge 2 ]; then
     # the backend as IBV_WR_SEND (hw/rdma/rdma_backend.c), so an RDMA WRITE
     # arrives as a SEND and, with no receive posted, RNR-retries forever.
     bw=$(log_name ib_send_bw)
-    if timeout -k 10 300 bash -c "$(declare -f perftest_pair); perftest_pair $bw ib_send_bw -d $DEV -s 65536 -n 100"; then
+    # once more when perftest could not calibrate its clock ("Correlation
+    # coefficient r^2 < 0.9", "Can't produce a report": the nested guest's
+    # emulated TSC under load; the transfer itself went through)
+    for try in 1 2; do
+        timeout -k 10 300 bash -c "$(declare -f perftest_pair); perftest_pair $bw ib_send_bw -d $DEV -s 65536 -n 100" && break
+        grep -q "Can't produce a report" "$bw" || break
+        echo "# ib_send_bw: perftest could not calibrate its clock (try $try): $(grep -m1 'Correlation' "$bw")"
+    done
+    if [ -n "$(perftest_field "$bw" 4)" ]; then
         pass "ib_send_bw node1->node2 on $DEV: 64 KiB avg $(perftest_field "$bw" 4) MB/s"
     else
         fail "ib_send_bw node1->node2 on $DEV" "$(tail -n 3 "$bw" | tr '\n' ' ') (log: $bw)"
@@ -233,10 +241,10 @@ if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ]; then
         # was 9, 129 and 1 per message over both transports (2026-11-27);
         # measured now 2.0, 10 and 0.06 over the BTL (ob1 keeping 32
         # fragments in flight, the parameter file's
-        # pml_ob1_send_pipeline_depth), 0.9, 8.5 and 0.08 over pml ucx: the
-        # bounds 2.25, 12 and 0.125 leave room for a credit return or
-        # keepalive in the span.
-        for m in 65536:16:2.25 1048576:2:12 burst:256:0.125; do
+        # pml_ob1_send_pipeline_depth; 1 MiB 10-11.5 in three runs), 0.9,
+        # 8.5 and 0.08 over pml ucx: the bounds 2.25, 16 and 0.125 leave
+        # room for a credit return, a keepalive or slower completions.
+        for m in 65536:16:2.25 1048576:2:16 burst:256:0.125; do
             IFS=: read -r size n bound <<<"$m"
             if [ "$size" = burst ]; then f=$MDIR/${t%%:*}.burst.8 label="bursts of 32 x 8 B"
             else f=$MDIR/${t%%:*}.stream.$size label="$((size / 1024)) KiB stream"; fi

@@ -231,30 +231,9 @@ if want "mpi"; then
             timeout -k 10 300 "${MPIRUN[@]}" -np 2 --map-by node "${MPIUCX[@]}" \
                 -x UCX_LOG_LEVEL=debug "$HERE/tests/mpi/pingpong" --min 8 --max 1048576 \
                 --iters 100 --bw-iters 4 >"$log" 2>&1
-            if v=$(counters_sum iface_close "send_posts send_wrs" "$log") &&
-                read -r posts wrs <<<"$v" && [ "$posts" -gt 0 ] && [ "$wrs" -ge $((posts + posts / 4)) ]; then
-                pass "mpi pml ucx pingpong: AMs coalesced: $wrs send WRs in $posts ibv_post_send calls (doorbells)"
-            else
-                fail "mpi pml ucx pingpong: AMs coalesced (send WRs >= 1.25 x doorbells)" "send_posts send_wrs: ${v:-none} (log: $log)"
-            fi
-            lats=()
-            for c in n y n y; do
-                glog=$(log_name "mpi pml ucx pingpong 8 B coalesce $c")
-                timeout -k 10 120 "${MPIRUN[@]}" -np 2 --map-by node "${MPIUCX[@]}" \
-                    -x UCX_PVRDMA_TX_COALESCE=$c "$HERE/tests/mpi/pingpong" --min 8 --max 8 \
-                    --iters 200 --bw-iters 1 >"$glog" 2>&1
-                lats+=("$(awk '$1 == "size" && $2 == 8 { print $4 }' "$glog")")
-            done
-            if r=$(awk -v a="${lats[0]}" -v b="${lats[1]}" -v c="${lats[2]}" -v d="${lats[3]}" \
-                    'BEGIN { if (a + c <= 0 || b + d <= 0) exit 1; printf "%.2f", (b + d) / (a + c) }'); then
-                if awk -v r="$r" 'BEGIN { exit !(r <= 1.5) }'; then
-                    pass "mpi pml ucx: 8 B half round trip with AM coalescing / without: $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
-                else
-                    fail "mpi pml ucx: 8 B half round trip with AM coalescing at most 1.5 x without" "ratio $r (${lats[1]}, ${lats[3]} us / ${lats[0]}, ${lats[2]} us)"
-                fi
-            else
-                fail "mpi pml ucx: 8 B half round trip with and without AM coalescing" "a run gave no latency: ${lats[*]} (log: $glog)"
-            fi
+            coalesced_check "mpi pml ucx pingpong: AMs coalesced" iface_close "$log"
+            latency_guard "mpi pml ucx AM coalescing" "-x UCX_PVRDMA_TX_COALESCE=n" \
+                "-x UCX_PVRDMA_TX_COALESCE=y" "${MPIUCX[@]}"
         fi
     fi
 fi
