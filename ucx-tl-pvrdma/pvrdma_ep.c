@@ -484,7 +484,6 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
 err_list:
     uct_pvrdma_ep_tag_remove(self);
     ucs_list_del(&self->list);
-    uct_pvrdma_ep_batch_drop(self);
     uct_pvrdma_iface_qp_remove(iface, &self->txq);
     uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
 err_qp:
@@ -515,6 +514,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
     uct_pvrdma_ep_unpair_chan(self);
     uct_pvrdma_ep_tag_remove(self);
     ucs_list_del(&self->list);
+    /* AMs still waiting for their WR list (a destroy without a flush) are
+     * cancelled with the rest below, never posted */
+    uct_pvrdma_ep_batch_drop(self);
     uct_pvrdma_iface_qp_remove(iface, &self->txq);
 
     /* outstanding work is cancelled, as UCT requires on destroy */
