@@ -66,6 +66,8 @@ replay_job() {
         wait "$pid"
         return 1
     fi
+    # connections accepted so far (UCX at debug level): all the job's own
+    REPLAY_ACC_BEFORE=$(grep -c 'pvrdma: accepted connection' "$REPLAY_LOG")
     out=$(timeout 300 ssh node3 "$BIN -R -d $DEV:1 -g 1" <"$cap" 2>&1)
     echo "$out" >"$REPLAY_LOG.replay"
     if [ "$(echo "$out" | grep -c '^sent ')" = 3 ]; then
@@ -75,6 +77,7 @@ replay_job() {
         fail "$name: node3 replayed them" "$(echo "$out" | tail -n 2 | tr '\n' ' ') (log: $REPLAY_LOG.replay)"
     fi
     sleep 2   # the last replays read before the ranks go on
+    REPLAY_ACC_AFTER=$(grep -c 'pvrdma: accepted connection' "$REPLAY_LOG")
     touch "$go"; ssh node2 touch "$go"
     wait "$pid"
     jrc=$?
@@ -110,9 +113,16 @@ if want_replay ucx; then
     name="replay pml ucx"
     mpi_ucx_args UCXA pvrdma,self "$DEV:1"
     if replay_job "$name" -- "${UCXA[@]}" -x UCX_LOG_LEVEL=debug; then
-        chans=$(counters_max iface_close "chans" "$REPLAY_LOG")
-        [ -n "$chans" ] && [ "$chans" -le 1 ] && pass "$name: no new connection (at most $chans channel per iface)" ||
-            fail "$name: no new connection" "an iface had '${chans:-?}' channels (log: $REPLAY_LOG)"
+        # no connection accepted while node3 replayed (UCP makes one or
+        # two eps per peer as its wire-up goes, all before the ranks hold),
+        # and no connection id accepted twice (a replayed request carries
+        # a recorded id)
+        dups=$(grep -oE 'pvrdma: accepted connection 0x[0-9a-f]+' "$REPLAY_LOG" | sort | uniq -d | grep -c .)
+        if [ "$REPLAY_ACC_BEFORE" -gt 0 ] && [ "$REPLAY_ACC_AFTER" = "$REPLAY_ACC_BEFORE" ] && [ "$dups" = 0 ]; then
+            pass "$name: no new connection ($REPLAY_ACC_BEFORE accepted before the replay, none during it, each id once)"
+        else
+            fail "$name: no new connection" "accepted $REPLAY_ACC_BEFORE before the replay, $REPLAY_ACC_AFTER after it, $dups ids twice (log: $REPLAY_LOG)"
+        fi
         # what replays could make it create: address handles (one per host
         # of the job at most: node3 must not be among them)
         ahs=$(counters_max iface_close "ahs_cached" "$REPLAY_LOG")
