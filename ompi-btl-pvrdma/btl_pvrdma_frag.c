@@ -167,25 +167,25 @@ mca_btl_base_descriptor_t *mca_btl_pvrdma_prepare_src(struct mca_btl_base_module
  * endpoint's queue as one WR list (endpoint_progress_pending).  A send that
  * is the first since progress ran goes at once, so a lone message never
  * waits.  Only fragments the BTL may give back itself (BTL-owned, no
- * callback asked) are taken this way, so the PML sees them done at once;
- * a queue of POST_BATCH is posted at once rather than held.
- * @return true when @p frag was queued (module lock held).
+ * callback asked) wait this way, so the PML sees them done at once.
  */
-static bool frag_coalesced(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
-                           mca_btl_pvrdma_frag_t *frag)
+static bool frag_may_wait(const mca_btl_pvrdma_endpoint_t *ep, const mca_btl_pvrdma_frag_t *frag)
 {
-    if (!mca_btl_pvrdma_endpoint_coalesce(ep) ||
-        !(frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) ||
-        (frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK)) {
-        return false;
-    }
+    return mca_btl_pvrdma_endpoint_coalesce(ep) &&
+           (frag->base.des_flags & MCA_BTL_DES_FLAGS_BTL_OWNERSHIP) &&
+           !(frag->base.des_flags & MCA_BTL_DES_SEND_ALWAYS_CALLBACK);
+}
+
+/** Queue @p frag (connected endpoint, module lock held) for this turn's
+ *  WR list; a queue of POST_BATCH is posted at once rather than held. */
+static void frag_wait(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_endpoint_t *ep,
+                      mca_btl_pvrdma_frag_t *frag)
+{
     frag->callback = false;
-    opal_list_append(&ep->pending, &frag->base.super.super);
-    module->pending_count++;
+    mca_btl_pvrdma_endpoint_queue(ep, frag);
     if (opal_list_get_size(&ep->pending) >= MCA_BTL_PVRDMA_POST_BATCH && !module->in_upcalls) {
         (void) mca_btl_pvrdma_endpoint_progress_pending(ep);
     }
-    return true;
 }
 
 int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
@@ -220,9 +220,10 @@ int mca_btl_pvrdma_send(struct mca_btl_base_module_t *btl,
         /* the data was copied: done, unless the PML asked for the callback */
         return callback ? OPAL_SUCCESS : 1;
     }
-    if (mca_btl_pvrdma_endpoint_ready(ep) && frag_coalesced(module, ep, frag)) {
+    if (mca_btl_pvrdma_endpoint_ready(ep) && frag_may_wait(ep, frag)) {
         /* copied and queued for this turn's WR list, and ours to return:
          * done for the PML, as if posted */
+        frag_wait(module, ep, frag);
         OPAL_THREAD_UNLOCK(&module->lock);
         return 1;
     }
@@ -284,7 +285,7 @@ int mca_btl_pvrdma_sendi(struct mca_btl_base_module_t *btl,
     frag_prepare_send(frag, tag, 0);
     if (coalesce) {
         /* BTL-owned, no callback: queued for this turn's WR list */
-        (void) frag_coalesced(module, ep, frag);
+        frag_wait(module, ep, frag);
         OPAL_THREAD_UNLOCK(&module->lock);
         return OPAL_SUCCESS;
     }
