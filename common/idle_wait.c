@@ -38,6 +38,8 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->cost_x16     = 0;
     w->interval_us  = poll_us;
     w->skipped      = 0;
+    w->spin_scale   = 1;
+    w->spin_skipped = 0;
 }
 
 /*
@@ -69,6 +71,17 @@ void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w)
     w->interval_us = (scaled > w->poll_us) ? scaled : w->poll_us;
 }
 
+/* A poll of the spin at @p now: the next paced one is spin_scale empty
+ * polls later (never later than the back-off's interval). */
+static int spin_poll(struct pvrdma_common_idle_wait *w, uint64_t now)
+{
+    uint64_t gap = w->spin_scale * w->cost_x16 / 16u;
+
+    w->next_poll = (w->spin_scale <= 1) ? 0 :
+                   now + ((gap < w->interval_us) ? gap : w->interval_us);
+    return 1;
+}
+
 int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
                                  int waiting)
 {
@@ -84,10 +97,18 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
     w->poll_started = now;
     if (w->quiet_since == 0) {
         w->quiet_since = now;   /* the spin starts */
-        return 1;
+        return spin_poll(w, now);
     }
     if (now - w->quiet_since < w->spin_us) {
-        return 1;
+        /* the spin: every call at first, then paced by the poll's cost */
+        if ((now - w->quiet_since < PVRDMA_COMMON_IDLE_FAST_US) ||
+            (now >= w->next_poll)) {
+            return spin_poll(w, now);
+        }
+        w->poll_started = 0;
+        ++w->skipped;
+        ++w->spin_skipped;
+        return 0;
     }
     if (now >= w->next_poll) {
         w->next_poll = now + w->interval_us;

@@ -38,6 +38,19 @@ extern "C" {
  */
 #define PVRDMA_COMMON_IDLE_POLL_MAX_US 10000   /**< scaled interval cap */
 
+/**
+ * The spin's own pace (issue 38).  For its first PVRDMA_COMMON_IDLE_FAST_US
+ * the spin polls on every call, so a round trip of 10-20 us on a host never
+ * waits for a poll.  After that, with @c spin_scale above 1, the spin polls
+ * at most once per @c spin_scale times the measured empty poll: where a
+ * poll is as slow as the nested tier's (~125 us) a rank that waits half a
+ * millisecond for its peer rang a poll per 125 us, most of them too early
+ * to find anything.  A message is then seen at most (spin_scale - 1) empty
+ * polls' time late; on a host (~1 us polls) that is a microsecond or two,
+ * and only after the first 50 us of a wait.
+ */
+#define PVRDMA_COMMON_IDLE_FAST_US 50
+
 struct pvrdma_common_idle_wait {
     uint64_t spin_us;       /**< config: full-speed polling after activity */
     uint64_t poll_us;       /**< config: then one poll per this, 0 = off */
@@ -48,6 +61,8 @@ struct pvrdma_common_idle_wait {
     uint64_t cost_x16;      /**< empty poll's time, us x 16 (moving average) */
     uint64_t interval_us;   /**< the back-off interval now */
     uint64_t skipped;       /**< polls not rung (counted at close) */
+    uint64_t spin_scale;    /**< config: spin polls >= this x empty poll apart, <= 1: every call */
+    uint64_t spin_skipped;  /**< of skipped, those in the spin (counted at close) */
 };
 
 /** @brief Microseconds on CLOCK_MONOTONIC. */
@@ -57,6 +72,13 @@ uint64_t pvrdma_common_now_us(void);
 void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
                                   uint64_t spin_us, uint64_t poll_us,
                                   uint64_t scale);
+
+/** @brief Pace the spin (see PVRDMA_COMMON_IDLE_FAST_US); init sets 1. */
+static inline void pvrdma_common_idle_wait_spin_scale(struct pvrdma_common_idle_wait *w,
+                                                      uint64_t spin_scale)
+{
+    w->spin_scale = spin_scale;
+}
 
 /**
  * @brief Whether to poll the CQ now.  @p waiting: nothing of ours is in
@@ -69,7 +91,10 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
 /** @brief A timed poll found nothing: its time goes into the average. */
 void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w);
 
-/** @brief The poll found @p n completions: activity restarts the spin. */
+/** @brief The poll found @p n completions that someone waited for (a
+ *  receive, a send whose completion runs a callback): activity restarts
+ *  the spin.  Completions nobody waits for (a send buffer to recycle) are
+ *  not counted: they would restart the spin of a rank that still waits. */
 static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait *w,
                                                  int n)
 {

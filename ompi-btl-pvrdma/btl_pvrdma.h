@@ -94,6 +94,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int idle_spin_us;       /**< idle wait: poll on every call this long after activity */
     int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
     int idle_poll_scale;    /**< or per this many times a measured empty poll */
+    int idle_spin_scale;    /**< spin polls >= this many empty polls apart */
 
     /* fragment lists */
     int free_list_num;
@@ -213,6 +214,8 @@ typedef struct mca_btl_pvrdma_module_t {
 
     /* progress accounting: poll the CQ only when it can hold completions */
     uint32_t sends_outstanding; /**< WRs posted whose CQE is still due */
+    uint32_t sends_awaited;     /**< of those, WRs whose completion runs a callback:
+                                     only these keep a waiting rank polling */
     uint32_t recvs_posted;      /**< receives posted on any QP/SRQ */
     uint32_t cm_idle_count;
     uint32_t idle_polls;      /**< progress calls since something moved */
@@ -243,6 +246,7 @@ typedef struct mca_btl_pvrdma_module_t {
      * carried, printed in the counters line at close */
     uint64_t send_posts;       /**< ibv_post_send calls (one doorbell each) */
     uint64_t send_wrs;         /**< WRs they posted */
+    uint64_t cq_polls;         /**< ibv_poll_cq calls on the CQ (a doorbell each on PVRDMA) */
 
     /* send coalescing (btl_pvrdma_send_coalesce): a send that finds its
      * endpoint already posted to in this progress turn, or that a PML

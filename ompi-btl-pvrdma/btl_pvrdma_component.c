@@ -287,6 +287,15 @@ static int pvrdma_component_register(void)
             "exit costs on its host (~1 us on ESXi, where "
             "btl_pvrdma_idle_poll_interval rules). 0: the fixed interval only. "
             "Default: 16", NULL, OPAL_INFO_LVL_5, &c->idle_poll_scale);
+    c->idle_spin_scale = 2;
+    reg_int("idle_spin_scale", "Pace the idle spin where an empty CQ poll is slow: after "
+            "the first 50 us of a wait (every call polls then, so a short round trip never "
+            "waits), the spin polls at most once per this many times the measured time of "
+            "an empty poll. On the nested test tier (~125 us polls) a rank waiting for its "
+            "peer otherwise rang a poll per 125 us, most too early to find anything; on a "
+            "host (~1 us polls) a message is seen a microsecond or so later. 0 or 1: poll "
+            "on every call of the spin. Default: 2", NULL, OPAL_INFO_LVL_5,
+            &c->idle_spin_scale);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

@@ -431,6 +431,11 @@ static void post_prepare(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *f
     }
     frag->posted = true;
     frag->signalled = signal;
+    /* the PML waits for this one's completion (see only_waiting) */
+    frag->awaited = signal && (frag->callback || NULL != frag->rdma_cbfunc);
+    if (frag->awaited) {
+        module->sends_awaited++;
+    }
     ep->last_use = ++module->budget.tick;
     if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
         ep->sends_posted++;

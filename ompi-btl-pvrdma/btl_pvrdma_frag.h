@@ -43,6 +43,7 @@ typedef struct mca_btl_pvrdma_frag_t {
     bool pml_freed;    /**< btl_free() came while the WR was in flight */
     bool callback;     /**< call des_cbfunc when the WR completes */
     bool signalled;    /**< this WR asked for a CQE */
+    bool awaited;      /**< ... and a callback waits for it (sends_awaited) */
     struct ibv_sge sge;
     union {
         struct ibv_send_wr send;

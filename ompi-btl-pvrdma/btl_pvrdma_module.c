@@ -247,7 +247,10 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
         negative_time("a negative factor", "btl_pvrdma_idle_poll_scale",
                       mca_btl_pvrdma_component.idle_poll_scale,
                       "how many empty polls' time a waiting process leaves between polls",
-                      16)) {
+                      16) ||
+        negative_time("a negative factor", "btl_pvrdma_idle_spin_scale",
+                      mca_btl_pvrdma_component.idle_spin_scale,
+                      "how many empty polls' time apart the idle spin polls", 2)) {
         return OPAL_ERR_BAD_PARAM;
     }
     /* auto: on where empty polls are VM exits (on the oversubscribed
@@ -259,6 +262,8 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                                    module->port.is_pvrdma))
                                      ? (uint64_t) mca_btl_pvrdma_component.idle_poll_us : 0,
                                  (uint64_t) mca_btl_pvrdma_component.idle_poll_scale);
+    pvrdma_common_idle_wait_spin_scale(&module->idle,
+                                       (uint64_t) mca_btl_pvrdma_component.idle_spin_scale);
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
         m->btl_rndv_eager_limit = m->btl_eager_limit;
     }
@@ -479,7 +484,9 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "stall_kicks", module->stall_kicks);
     pvrdma_common_counters_add(&c, "keepalives", module->keepalives);
     pvrdma_common_ud_counters_add((NULL != module->cm) ? &module->cm->ud : NULL, &c);
+    pvrdma_common_counters_add(&c, "cq_polls", module->cq_polls);
     pvrdma_common_counters_add(&c, "idle_polls_skipped", module->idle.skipped);
+    pvrdma_common_counters_add(&c, "spin_polls_skipped", module->idle.spin_skipped);
     pvrdma_common_counters_add(&c, "conn_budget", module->budget.max);
     pvrdma_common_counters_add(&c, "conn_closes", module->budget.closes);
     pvrdma_common_counters_add(&c, "conn_reopens", module->budget.reopens);

@@ -146,8 +146,10 @@ static const char *op_name(const mca_btl_pvrdma_frag_t *frag, enum ibv_wc_status
 
 /** Poll the CQ once (module lock held on entry and on return).  The
  *  completions' PML callbacks run with the lock released (see
- *  mca_btl_pvrdma_done_t); receive buffers go back after their upcall. */
-static int poll_cq(mca_btl_pvrdma_module_t *module)
+ *  mca_btl_pvrdma_done_t); receive buffers go back after their upcall.
+ *  @p awaited: how many of the completions someone waited for (receives,
+ *  sends with a callback, errors), what restarts the idle spin. */
+static int poll_cq(mca_btl_pvrdma_module_t *module, int *awaited)
 {
     struct ibv_wc wc[MCA_BTL_PVRDMA_POLL_BATCH];
     /* the peers of the completions, then those finish_batch takes */
@@ -159,11 +161,13 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
 
     mca_btl_pvrdma_done_init(&done);
 
+    module->cq_polls++;
     n = ibv_poll_cq(module->cq, MCA_BTL_PVRDMA_POLL_BATCH, wc);
     if (OPAL_UNLIKELY(n < 0)) {
         mca_btl_pvrdma_error_device(module, "ibv_poll_cq", EIO);
         return 0;
     }
+    *awaited = 0;
     for (int i = 0; i < n; ++i) {
         mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) (uintptr_t) wc[i].wr_id;
         mca_btl_pvrdma_endpoint_t *ep;
@@ -183,6 +187,7 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
                 mca_btl_pvrdma_error_completion(module, ep, &wc[i], "receive");
                 continue;
             }
+            (*awaited)++;
             if (!handle_recv(module, frag, ep, &wc[i], &ups[nups])) {
                 continue;
             }
@@ -197,6 +202,15 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
          * tier) and the idle wait never saw the process waiting */
         if (module->sends_outstanding > 0) {
             module->sends_outstanding--;
+        }
+        if (frag->awaited || IBV_WC_SUCCESS != wc[i].status) {
+            (*awaited)++;
+        }
+        if (frag->awaited) {
+            frag->awaited = false;
+            if (module->sends_awaited > 0) {
+                module->sends_awaited--;
+            }
         }
         if (OPAL_UNLIKELY(IBV_WC_SUCCESS != wc[i].status)) {
             if (IBV_WC_WR_FLUSH_ERR == wc[i].status && module->fatal) {
@@ -245,18 +259,22 @@ static int poll_cq(mca_btl_pvrdma_module_t *module)
     return n;
 }
 
-/** Nothing of ours in flight, queued, owed or being connected: only
- *  messages from peers can come (the idle wait may back off). */
+/** Nothing of ours that anyone waits for in flight, and nothing queued,
+ *  owed or being connected: only messages from peers can come (the idle
+ *  wait may back off).  A signalled send without a callback (every
+ *  btl_pvrdma_signal_interval-th, or the one that fills the send budget)
+ *  only recycles buffers: it does not keep the rank polling, and a send
+ *  that finds no room is queued (pending_count), which does. */
 static bool only_waiting(const mca_btl_pvrdma_module_t *module)
 {
-    return 0 == module->sends_outstanding && 0 == module->pending_count &&
+    return 0 == module->sends_awaited && 0 == module->pending_count &&
            0 == module->credits_owed_count && 0 == module->connecting_count &&
            (NULL == module->cm || (0 == module->cm->ud.tx_busy && 0 == module->cm->ndeferred));
 }
 
 int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
 {
-    int count = 0;
+    int count = 0, awaited = 0;
 
     if (OPAL_UNLIKELY(NULL == module)) {
         return 0;
@@ -273,13 +291,17 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
         return 0;
     }
     if (NULL != module->cm) {
-        count += mca_btl_pvrdma_cm_progress(module);
+        awaited = mca_btl_pvrdma_cm_progress(module);
+        count += awaited;
     }
     /* poll only when a completion can be there */
     if (module->sends_outstanding > 0 || module->recvs_posted > 0) {
-        count += poll_cq(module);
+        int found = 0;
+
+        count += poll_cq(module, &found);
+        awaited += found;
     }
-    pvrdma_common_idle_wait_found(&module->idle, count);
+    pvrdma_common_idle_wait_found(&module->idle, awaited);
     if (OPAL_UNLIKELY(module->credits_owed_count > 0)) {
         mca_btl_pvrdma_endpoint_t *ep;
 

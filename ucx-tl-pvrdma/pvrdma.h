@@ -55,6 +55,7 @@ typedef struct uct_pvrdma_iface_config {
     double                     idle_spin;      /**< seconds (idle wait) */
     double                     idle_poll_interval; /**< seconds, 0 off */
     unsigned                   idle_poll_scale; /**< x an empty poll, 0 off */
+    unsigned                   idle_spin_scale; /**< spin pace, x an empty poll */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */
@@ -392,6 +393,10 @@ typedef struct uct_pvrdma_iface_cq_acct {
                                                     retired (also the
                                                     unsignalled ones) */
     unsigned                   tx_signaled; /**< signalled WRs in flight */
+    unsigned                   tx_awaited;  /**< tx descs in flight whose completion
+                                                 UCT's user waits for (a uct_completion_t,
+                                                 a get_bcopy unpack): only these keep
+                                                 a waiting worker polling */
     unsigned                   rx_reserved; /**< CQEs reserved for receives */
     unsigned                   zombie_new;  /**< CQEs of QPs destroyed since
                                                  the current poll began */
@@ -499,6 +504,7 @@ typedef struct uct_pvrdma_iface_op_count {
     /* send doorbells (issue 38) */
     uint64_t                   tx_posts;       /**< ibv_post_send on RC QPs */
     uint64_t                   tx_wrs;         /**< WRs they carried */
+    uint64_t                   cq_polls;       /**< ibv_poll_cq calls on the CQ */
 } uct_pvrdma_iface_op_count_t;
 
 
@@ -547,6 +553,9 @@ struct uct_pvrdma_iface {
     struct {
         ucs_list_link_t        eps;         /**< eps with a batch */
         unsigned               turn;        /**< progress calls so far */
+        unsigned               flush_turn;  /**< turn in which a flush without a
+                                                 completion last returned INPROGRESS
+                                                 (its caller polls: keep polling) */
         int                    in_progress; /**< completions or pending
                                                  requests are being handled:
                                                  their AMs wait for the

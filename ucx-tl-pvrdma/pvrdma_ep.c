@@ -30,6 +30,10 @@ static void uct_pvrdma_ep_release_descs(uct_pvrdma_ep_t *ep, uint64_t sn,
         }
 
         ucs_queue_pull_non_empty(&ep->outstanding);
+        if ((desc->comp != NULL) || (desc->unpack_cb != NULL)) {
+            --ucs_derived_of(ep->super.super.iface,
+                           uct_pvrdma_iface_t)->cq_acct.tx_awaited;
+        }
         if ((desc->unpack_cb != NULL) && (status == UCS_OK)) {
             desc->unpack_cb(desc->unpack_arg, desc + 1, desc->length);
         }
@@ -360,6 +364,9 @@ ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags UCS_V_UNUSED,
         uct_pvrdma_tx_desc_reset(desc);
         desc->comp = comp;
         uct_pvrdma_ep_track_desc(ep, desc);
+    } else {
+        /* the caller polls flush until it is done: no idle back-off */
+        iface->tx_batch.flush_turn = iface->tx_batch.turn;
     }
 
     UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super);

@@ -194,6 +194,17 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, idle_poll_scale),
      UCS_CONFIG_TYPE_UINT},
 
+    {"IDLE_SPIN_SCALE", "2",
+     "Pace the idle spin where an empty CQ poll is slow: after the first 50us\n"
+     "of a wait (every call polls then, so a short round trip never waits),\n"
+     "the spin polls at most once per this many times the measured time of an\n"
+     "empty poll. On the nested test tier (~125us polls) a worker waiting for\n"
+     "its peer otherwise rang a poll per 125us, most too early to find\n"
+     "anything; on a host (~1us polls) a message is seen a microsecond or so\n"
+     "later. 0 or 1: poll on every call of the spin.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, idle_spin_scale),
+     UCS_CONFIG_TYPE_UINT},
+
     {"CONN_RETRY", "1s",
      "Resend an unanswered connection request after this time.",
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),

@@ -120,6 +120,8 @@ uct_pvrdma_iface_check_config(const uct_pvrdma_iface_config_t *config)
                                           config->idle_poll_interval, 0, 1);
     bad |= uct_pvrdma_config_out_of_range("IDLE_POLL_SCALE",
                                           config->idle_poll_scale, 0, 1e6);
+    bad |= uct_pvrdma_config_out_of_range("IDLE_SPIN_SCALE",
+                                          config->idle_spin_scale, 0, 1e6);
     if ((config->path_mtu != 0) &&
         ((config->path_mtu < 256) || (config->path_mtu > 4096) ||
          !ucs_is_pow2(config->path_mtu))) {
@@ -233,6 +235,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                    iface->md->is_pvrdma)) ?
                                  (uint64_t)(config->idle_poll_interval * 1e6) : 0,
                                  config->idle_poll_scale);
+    pvrdma_common_idle_wait_spin_scale(&iface->idle, config->idle_spin_scale);
     iface->config.credit_imm    = config->credit_imm;
     iface->config.tx_coalesce   = config->tx_coalesce;
 

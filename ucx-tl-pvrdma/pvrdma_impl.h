@@ -311,6 +311,11 @@ uct_pvrdma_ep_track_desc(uct_pvrdma_ep_t *ep, uct_pvrdma_tx_desc_t *desc)
 {
     desc->sn = ep->txq.posted_sn;
     ucs_queue_push(&ep->outstanding, &desc->queue);
+    if ((desc->comp != NULL) || (desc->unpack_cb != NULL)) {
+        /* someone waits for it: the idle wait keeps polling */
+        ++ucs_derived_of(ep->super.super.iface,
+                        uct_pvrdma_iface_t)->cq_acct.tx_awaited;
+    }
 }
 
 

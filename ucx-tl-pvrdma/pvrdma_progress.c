@@ -160,11 +160,17 @@ uct_pvrdma_wc_is_recv(const uct_pvrdma_txq_t *txq, const struct ibv_wc *wc)
 }
 
 
-static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
+/* Poll the CQ once.  @p awaited_p: how many of the completions someone
+ * waited for (receives, sends with a user completion, errors), what
+ * restarts the idle spin. */
+static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface,
+                                         unsigned *awaited_p)
 {
     struct ibv_wc wcs[iface->config.poll_batch];
     /* a reset connection QP: is this poll after the reset? */
     int ud_resetting = iface->ud.dgram.resetting;
+    unsigned awaited = iface->cq_acct.tx_awaited;
+    unsigned sends_done = 0;
     uct_pvrdma_txq_t *txq;
     int i, n;
 
@@ -173,6 +179,7 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
     iface->cq_acct.zombie_wait += iface->cq_acct.zombie_new;
     iface->cq_acct.zombie_new   = 0;
 
+    ++iface->op_count.cq_polls;
     n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
     if (ucs_unlikely(n < 0)) {
         /* a broken CQ delivers nothing any more: every wait would spin
@@ -215,10 +222,15 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface)
             uct_pvrdma_chan_handle_wc(ucs_container_of(txq, uct_pvrdma_chan_t,
                                                        txq), &wcs[i], 1);
         } else {
+            sends_done += (wcs[i].status == IBV_WC_SUCCESS);
             uct_pvrdma_iface_handle_send_wc(iface, txq, &wcs[i]);
         }
     }
     iface->tx_batch.in_progress = 0;
+    /* a completion the user waited for retired its descs */
+    *awaited_p = (unsigned)n - sends_done +
+                 ((awaited > iface->cq_acct.tx_awaited) ?
+                  awaited - iface->cq_acct.tx_awaited : 0);
 
     if (ucs_unlikely(iface->ud.dgram.broken || ud_resetting)) {
         uct_pvrdma_ud_recover(iface, n < (int)iface->config.poll_batch);
@@ -297,11 +309,17 @@ void uct_pvrdma_iface_wakeup_poll(uct_pvrdma_iface_t *iface)
 }
 
 
-/* Nothing of ours is due on the CQ, queued or being connected: only
- * messages from peers can come (the idle wait may back off) */
+/* Nothing of ours that anyone waits for is due on the CQ, nothing is
+ * queued or being connected: only messages from peers can come (the idle
+ * wait may back off).  Signalled sends without a completion (every
+ * TX_MODERATION-th; every one on a send/recv-only ep) only give back send
+ * WQEs and buffers: an ep that runs out of them goes on pending_eps, which
+ * keeps the worker polling, as does a flush without a completion asked
+ * since the last progress call (its caller polls it). */
 static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
 {
-    return (iface->cq_acct.tx_signaled == 0) &&
+    return (iface->cq_acct.tx_awaited == 0) &&
+           (iface->tx_batch.turn - iface->tx_batch.flush_turn > 1) &&
            (iface->conn.num_connecting == 0) &&
            (iface->conn.num_unconfirmed == 0) &&
            (iface->conn.num_discs == 0) &&
@@ -317,6 +335,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
     unsigned count            = 0;
+    unsigned awaited          = 0;
     int safety                = 0;
     int evented               = 0;
 
@@ -358,8 +377,8 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         goto out;
     }
     iface->notify.armed = 0;
-    count = uct_pvrdma_iface_poll_cq(iface);
-    pvrdma_common_idle_wait_found(&iface->idle, count);
+    count = uct_pvrdma_iface_poll_cq(iface, &awaited);
+    pvrdma_common_idle_wait_found(&iface->idle, awaited);
     if (count > 0) {
         iface->notify.empty_polls = 0;
         if (safety) {
@@ -370,7 +389,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
                (++iface->notify.empty_polls >= iface->config.idle_polls)) {
         /* a completion may have arrived before arming */
         if (uct_pvrdma_iface_arm_cq(iface)) {
-            count = uct_pvrdma_iface_poll_cq(iface);
+            count = uct_pvrdma_iface_poll_cq(iface, &awaited);
             if (count > 0) {
                 iface->notify.empty_polls = 0;
             }

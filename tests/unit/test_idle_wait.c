@@ -122,5 +122,40 @@ int main(void)
     CHECK_EQ(w.cost_x16, 0);
     CHECK_EQ(w.interval_us, 50);
 
+    /* the spin paced (issue 38): polls of 200 us, spin scale 2, so in
+     * 15 ms of spin at most one poll per 400 us (and the first two), where
+     * the unpaced spin polls on every call (one per 200 us) */
+    pvrdma_common_idle_wait_init(&w, 100000, 10000, 0);
+    pvrdma_common_idle_wait_spin_scale(&w, 2);
+    polls = slow_polls_in(&w, 15, 200, &calls);
+    CHECK(polls <= 15000 / 400 + 2);
+    CHECK(w.spin_skipped > 0);
+    CHECK_EQ(w.spin_skipped, w.skipped);        /* all of it in the spin */
+    pvrdma_common_idle_wait_init(&w, 100000, 10000, 0);
+    polls = slow_polls_in(&w, 15, 200, &calls);
+    CHECK_EQ(polls, calls);
+    CHECK_EQ(w.spin_skipped, 0);
+
+    /* the first 50 us of a wait poll on every call, however slow a poll:
+     * a round trip of 10-20 us on a host never waits for the pace */
+    pvrdma_common_idle_wait_init(&w, 100000, 10000, 0);
+    pvrdma_common_idle_wait_spin_scale(&w, 16);
+    w.cost_x16 = 1000 * 16;                     /* 1 ms polls: a 16 ms pace */
+    {
+        uint64_t t0 = pvrdma_common_now_us(), n = 0;
+
+        while (pvrdma_common_now_us() - t0 < PVRDMA_COMMON_IDLE_FAST_US - 10) {
+            CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+            ++n;
+        }
+        CHECK(n > 1);
+        busy_us(PVRDMA_COMMON_IDLE_FAST_US);
+        CHECK(!pvrdma_common_idle_wait_poll(&w, 1));   /* paced now */
+        /* a completion someone waited for restarts the spin at full speed */
+        pvrdma_common_idle_wait_found(&w, 1);
+        CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+        CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+    }
+
     return test_done("test_idle_wait");
 }
