@@ -281,8 +281,10 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
 /* Receive buffers go back to the device in WR lists of at least this many
  * (fewer only where a queue is small: a quarter of it): each ibv_post_recv
  * / ibv_post_srq_recv is a doorbell, a VM exit on PVRDMA, so reposting per
- * message would cost one recv doorbell per message, batching 1/16. */
-#define MCA_BTL_PVRDMA_REPOST_BATCH 16
+ * message would cost one recv doorbell per message, batching 1/32 (issue
+ * 38; 16 before 2026-11-28).  The SRQ is filled to its target plus one
+ * batch, so a waiting batch never takes receives the peers were granted. */
+#define MCA_BTL_PVRDMA_REPOST_BATCH 32
 
 /** Queued sends of one endpoint posted as one WR list at most (issue 38):
  *  one doorbell for a whole message's fragments or a burst; a send that
