@@ -191,6 +191,7 @@ uct_pvrdma_txq_posted(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
 {
     ++txq->posted_sn;
     --txq->avail;
+    ++iface->op_count.tx_counted;
     if (++iface->cq_acct.tx_outstanding > iface->op_count.tx_outstanding_max) {
         iface->op_count.tx_outstanding_max = iface->cq_acct.tx_outstanding;
     }
