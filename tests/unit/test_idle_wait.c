@@ -157,5 +157,16 @@ int main(void)
         CHECK(pvrdma_common_idle_wait_poll(&w, 1));
     }
 
+    /* the rank's own sends restart the spin: a wait that began in the
+     * back-off polls again at once after a send */
+    pvrdma_common_idle_wait_init(&w, 1000, 10000, 0);
+    (void)polls_in(&w, 5, 1, &calls);             /* past the spin */
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1) == 0 ||
+          pvrdma_common_idle_wait_poll(&w, 1) == 0); /* backing off */
+    pvrdma_common_idle_wait_sent(&w);
+    CHECK_EQ(w.quiet_since, 0);
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1));   /* spinning again */
+
     return test_done("test_idle_wait");
 }
