@@ -108,16 +108,15 @@ static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait 
 
 /**
  * @brief The process posted sends since its last progress call: an answer
- *        may come soon, so the spin starts again.  Its own sends, not their
- *        completions, are what a reply follows (a rank that computed for
- *        longer than the spin, sent its halo and waits for its peers' must
- *        not start that wait in the back-off: on the tier that made
- *        OpenFOAM t2np2 3.4 times slower, 2026-11-28).
+ *        may come soon, so the spin starts again, as after a completion.
+ *        Its own sends, not their completions (which no longer count, see
+ *        found()), are what a reply follows: a rank that computed for
+ *        longer than the spin, sent its halo and waits for its peers'
+ *        would otherwise begin that wait in the back-off.
  */
 static inline void pvrdma_common_idle_wait_sent(struct pvrdma_common_idle_wait *w)
 {
-    w->quiet_since  = 0;
-    w->poll_started = 0;
+    pvrdma_common_idle_wait_found(w, 1);
 }
 
 #ifdef __cplusplus
