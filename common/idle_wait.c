@@ -40,6 +40,7 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->skipped      = 0;
     w->spin_scale   = 1;
     w->spin_skipped = 0;
+    w->sends_seen   = 0;
 }
 
 /*

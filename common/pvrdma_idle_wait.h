@@ -63,6 +63,7 @@ struct pvrdma_common_idle_wait {
     uint64_t skipped;       /**< polls not rung (counted at close) */
     uint64_t spin_scale;    /**< config: spin polls >= this x empty poll apart, <= 1: every call */
     uint64_t spin_skipped;  /**< of skipped, those in the spin (counted at close) */
+    uint64_t sends_seen;    /**< the caller's sends count when it last looked */
 };
 
 /** @brief Microseconds on CLOCK_MONOTONIC. */
@@ -107,16 +108,21 @@ static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait 
 }
 
 /**
- * @brief The process posted sends since its last progress call: an answer
- *        may come soon, so the spin starts again, as after a completion.
- *        Its own sends, not their completions (which no longer count, see
- *        found()), are what a reply follows: a rank that computed for
- *        longer than the spin, sent its halo and waits for its peers'
- *        would otherwise begin that wait in the back-off.
+ * @brief @p sends: how many sends the process has posted in all.  If that
+ *        grew since the last call, an answer may come soon, so the spin
+ *        starts again, as after a completion.  Its own sends, not their
+ *        completions (which no longer count, see found()), are what a reply
+ *        follows: a rank that computed for longer than the spin, sent its
+ *        halo and waits for its peers' would otherwise begin that wait in
+ *        the back-off.
  */
-static inline void pvrdma_common_idle_wait_sent(struct pvrdma_common_idle_wait *w)
+static inline void pvrdma_common_idle_wait_sends(struct pvrdma_common_idle_wait *w,
+                                                 uint64_t sends)
 {
-    pvrdma_common_idle_wait_found(w, 1);
+    if (sends != w->sends_seen) {
+        w->sends_seen = sends;
+        pvrdma_common_idle_wait_found(w, 1);
+    }
 }
 
 #ifdef __cplusplus

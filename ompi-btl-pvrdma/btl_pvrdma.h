@@ -247,7 +247,6 @@ typedef struct mca_btl_pvrdma_module_t {
     uint64_t send_posts;       /**< ibv_post_send calls (one doorbell each) */
     uint64_t send_wrs;         /**< WRs they posted */
     uint64_t cq_polls;         /**< ibv_poll_cq calls on the CQ (a doorbell each on PVRDMA) */
-    uint64_t idle_sent_wrs;    /**< send_wrs when progress last looked (idle wait) */
 
     /* send coalescing (btl_pvrdma_send_coalesce): a send that finds its
      * endpoint already posted to in this progress turn, or that a PML

@@ -283,10 +283,7 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
     /* a new turn: the next send to each endpoint goes at once again */
     module->progress_turn++;
     /* sends posted since the last turn: an answer may come, spin again */
-    if (module->send_wrs != module->idle_sent_wrs) {
-        module->idle_sent_wrs = module->send_wrs;
-        pvrdma_common_idle_wait_sent(&module->idle);
-    }
+    pvrdma_common_idle_wait_sends(&module->idle, module->send_wrs);
     /* The bounded idle wait: a process that only waits for messages polls
      * both CQs at most once per btl_pvrdma_idle_poll_interval once it has
      * waited btl_pvrdma_idle_spin (empty polls are VM exits). */

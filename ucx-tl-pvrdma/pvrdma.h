@@ -507,8 +507,6 @@ typedef struct uct_pvrdma_iface_op_count {
     uint64_t                   cq_polls;       /**< ibv_poll_cq calls on the CQ */
     uint64_t                   tx_counted;     /**< WRs counted as posted (also
                                                     those waiting in a batch) */
-    uint64_t                   idle_sent;      /**< tx_counted when progress
-                                                    last looked (idle wait) */
 } uct_pvrdma_iface_op_count_t;
 
 

@@ -342,10 +342,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     /* a new turn: the next AM to each ep goes at once again */
     ++iface->tx_batch.turn;
     /* sends posted since the last call: an answer may come, spin again */
-    if (iface->op_count.tx_counted != iface->op_count.idle_sent) {
-        iface->op_count.idle_sent = iface->op_count.tx_counted;
-        pvrdma_common_idle_wait_sent(&iface->idle);
-    }
+    pvrdma_common_idle_wait_sends(&iface->idle, iface->op_count.tx_counted);
 
     /* credits no AM carried since the last call (pvrdma_credit_imm.c) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->deferred_chans))) {

@@ -163,7 +163,9 @@ int main(void)
     (void)polls_in(&w, 5, 1, &calls);             /* past the spin */
     CHECK(pvrdma_common_idle_wait_poll(&w, 1) == 0 ||
           pvrdma_common_idle_wait_poll(&w, 1) == 0); /* backing off */
-    pvrdma_common_idle_wait_sent(&w);
+    pvrdma_common_idle_wait_sends(&w, 0);        /* none yet: no change */
+    CHECK(w.quiet_since != 0);
+    pvrdma_common_idle_wait_sends(&w, 3);
     CHECK_EQ(w.quiet_since, 0);
     CHECK(pvrdma_common_idle_wait_poll(&w, 1));
     CHECK(pvrdma_common_idle_wait_poll(&w, 1));   /* spinning again */
