@@ -164,9 +164,14 @@ uct_row() {  # KIND TEST SIZE DATA-LAYOUT
     done
     put uct "$kind" msgs 1000
 }
-# --- OpenFOAM: the validation harness's t2np2 case, one run per transport ----
-# (the case was built on the machine by scripts/bench/exits; each mpirun runs
-# under the meter through the harness's VALIDATION_RUN_WRAPPER)
+# --- OpenFOAM: the validation harness's cases, each transport side by side ---
+# PVRDMA_EXITS_CASES (default t2np2; t2np4 puts 2 ranks on each node, ranks
+# that share a VM and wait on each other), PVRDMA_EXITS_REPS runs of each
+# (default 1): rep by rep, every transport once, so machine drift hits all
+# rows alike (the harness's --repeat).  The cases were built on the machine
+# by scripts/bench/exits (the guests' root is read-only and emulated); each
+# mpirun runs under the meter through the harness's VALIDATION_RUN_WRAPPER.
+FOAM_CASES=${PVRDMA_EXITS_CASES:-t2np2} FOAM_REPS=${PVRDMA_EXITS_REPS:-1}
 cat >"$LOGDIR/foam-meter.sh" <<EOS
 #!/bin/bash
 exec "$METER" --label "\${EXITS_KIND:-foam} \$VALIDATION_RUN_ID" --out "$LOGDIR/spans/\${EXITS_KIND:-foam}.\$VALIDATION_RUN_ID" -- "\$@"
@@ -181,35 +186,59 @@ EOS
 # wait 400 s for the same connection)
 foam_list=pvrdma,pvrdma-ucx,ucx-stock,openib
 grep -qE '^openib lat8 why (RDMA-CM cannot connect|not run on this tier)' "$RES" && foam_list=pvrdma,pvrdma-ucx,ucx-stock
+foam_runs=()
 for run in "foam:$foam_list" foamidle:pvrdma foamspin:pvrdma; do
-    only "${run%%:*}" || continue
-    ( export EXITS_KIND=${run%%:*}
-      [ "$EXITS_KIND" = foamidle ] && export OMPI_MCA_btl_pvrdma_idle_poll_scale=0
-      [ "$EXITS_KIND" = foamspin ] && export OMPI_MCA_btl_pvrdma_idle_spin_scale=1
-      VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
-        --bed-inner --out "$LOGDIR/${run%%:*}" --cases t2np2 --transports "${run#*:}" \
-        --ranks-per-host 1 --run-timeout 400 --hostfile /run/tb/hostfile >"$LOGDIR/${run%%:*}.log" 2>&1 )
+    only "${run%%:*}" && foam_runs+=("$run")
 done
-for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib pvrdma:btl-idlefixed pvrdma:btl-spin1; do
-    row=${t#*:} kind=foam
-    [ "$row" = btl-idlefixed ] && kind=foamidle
-    [ "${row%-spin1}" = "$row" ] || kind=foamspin
-    [ -d "$LOGDIR/$kind" ] || continue
-    f=$LOGDIR/spans/$kind.t2np2-${t%%:*}-1
-    st=$(awk -F, -v t="${t%%:*}" '$6 == t { print $9; exit }' "$LOGDIR/$kind/results.csv" 2>/dev/null)
-    if [ "$row" = openib ] && [ "${foam_list%openib}" = "$foam_list" ]; then
-        put openib foam why "$(awk '$1 == "openib" && $2 == "lat8" && $3 == "why" { $1 = $2 = $3 = ""; print substr($0, 4); exit }' "$RES")"
-        continue
-    fi
-    if [ "$st" != ok ] || [ ! -s "$f" ]; then
-        put "$row" foam why "$(awk -F, -v t="${t%%:*}" '$6 == t { print $9 ": " $13; exit }' "$LOGDIR/$kind/results.csv" 2>/dev/null)"
-        continue
-    fi
-    for key in doorbell.qp.send doorbell.qp.recv doorbell.qp.srq doorbell.cq.poll doorbell.cq.arm 'command.*'; do
-        put "$row" foam "all.${key%.\*}" $(( $(meter_count "$f" node1 "$key") + $(meter_count "$f" node2 "$key") ))
+for rep in $(seq 1 "$FOAM_REPS"); do
+  for c in ${FOAM_CASES//,/ }; do
+    # the case's ranks per node (t2np2: 1, t2np4: 2), as validation/cases.conf has them
+    rph=$(awk -v c="$c" '$1 == c { print int($3 / $2); exit }' "$TOP/validation/cases.conf")
+    for run in ${foam_runs[@]+"${foam_runs[@]}"}; do
+        kind=${run%%:*} out=$LOGDIR/${run%%:*}.$rep.$c
+        mkdir -p "$out"
+        [ -e "$out/cases" ] || ln -s "$TB_OUT/exits/foam/cases" "$out/cases"
+        # the harness names its runs CASE-TRANSPORT-1 (one repeat per call)
+        ( export EXITS_KIND=$kind.$rep
+          [ "$kind" = foamidle ] && export OMPI_MCA_btl_pvrdma_idle_poll_scale=0
+          [ "$kind" = foamspin ] && export OMPI_MCA_btl_pvrdma_idle_spin_scale=1
+          VALIDATION_RUN_WRAPPER="bash $LOGDIR/foam-meter.sh" timeout 3600 "$TOP/validation/run_weak_scaling.sh" \
+            --bed-inner --out "$out" --cases "$c" --transports "${run#*:}" \
+            --ranks-per-host "${rph:-1}" --run-timeout 900 --hostfile /run/tb/hostfile >"$out.log" 2>&1 )
     done
-    put "$row" foam seconds "$(awk -F, -v t="${t%%:*}" '$6 == t { print $10; exit }' "$LOGDIR/$kind/results.csv")"
-    put "$row" foam msgs 1
+  done
+done
+# results: "ROW foam.CASE.REP KEY VALUE" (KEY all.*: both nodes' counts;
+# seconds; steps: the solver's time steps, from its log)
+for rep in $(seq 1 "$FOAM_REPS"); do
+  for c in ${FOAM_CASES//,/ }; do
+    for t in pvrdma:btl pvrdma-ucx:ucx ucx-stock:ucxstock openib:openib pvrdma:btl-idlefixed pvrdma:btl-spin1; do
+        row=${t#*:} kind=foam
+        [ "$row" = btl-idlefixed ] && kind=foamidle
+        [ "${row%-spin1}" = "$row" ] || kind=foamspin
+        csv=$LOGDIR/$kind.$rep.$c/results.csv
+        [ -s "$csv" ] || continue
+        [ -n "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t' "$csv")" ] || continue
+        k=foam.$c.$rep
+        f=$LOGDIR/spans/$kind.$rep.$c-${t%%:*}-1
+        st=$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $9; exit }' "$csv")
+        if [ "$row" = openib ] && [ "${foam_list%openib}" = "$foam_list" ]; then
+            put openib "$k" why "$(awk '$1 == "openib" && $2 == "lat8" && $3 == "why" { $1 = $2 = $3 = ""; print substr($0, 4); exit }' "$RES")"
+            continue
+        fi
+        if [ "$st" != ok ] || [ ! -s "$f" ]; then
+            put "$row" "$k" why "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $9 ": " $13; exit }' "$csv")"
+            continue
+        fi
+        for key in doorbell.qp.send doorbell.qp.recv doorbell.qp.srq doorbell.cq.poll doorbell.cq.arm 'command.*'; do
+            put "$row" "$k" "all.${key%.\*}" $(( $(meter_count "$f" node1 "$key") + $(meter_count "$f" node2 "$key") ))
+        done
+        put "$row" "$k" seconds "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $10; exit }' "$csv")"
+        log=$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $14; exit }' "$csv")
+        put "$row" "$k" steps "$(grep -c '^Time = ' "$log" 2>/dev/null)"
+        put "$row" "$k" msgs 1
+    done
+  done
 done
 
 if only uct; then
