@@ -234,6 +234,10 @@ if want "mpi"; then
             coalesced_check "mpi pml ucx pingpong: AMs coalesced" iface_close "$log"
             latency_guard "mpi pml ucx AM coalescing" "-x UCX_PVRDMA_TX_COALESCE=n" \
                 "-x UCX_PVRDMA_TX_COALESCE=y" "${MPIUCX[@]}"
+            # the idle wait with its paced spin (on by default only on
+            # PVRDMA), off and on here: see the btl suite
+            latency_guard "mpi pml ucx idle wait" "-x UCX_PVRDMA_IDLE_WAIT=no" \
+                "-x UCX_PVRDMA_IDLE_WAIT=yes" "${MPIUCX[@]}"
         fi
     fi
 fi
