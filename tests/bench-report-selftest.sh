@@ -56,7 +56,7 @@ has "a stock row that failed once: runs ok" '^\| pml ucx, stock rc_verbs/ud_verb
 has "a second case, its own table" '^\| OpenFOAM t2np4 \(validation harness, 4 ranks on 2 nodes\)' "$W/new.md"
 has "no stock row: no ratio" '^\| btl pvrdma \| 1 \| 0 \| 600 \| 0 \| 600 \| 12 \| - \|' "$W/new.md"
 
-# the layout of the results before 2026-11-29: kind "foam"
+# the layout of the results before 2026-11-28 (evening): kind "foam"
 cat >"$W/old.txt" <<'R'
 btl foam all.doorbell.qp.send 12125
 btl foam all.doorbell.cq.poll 68870

@@ -225,7 +225,7 @@ if want "mpi"; then
         # issue 38: AMs of one progress turn go as WR lists (the pingpong's
         # bandwidth windows: 16 MPI_Isends to one peer), and a lone message
         # pays nothing for it: 8 B ping-pong with UCX_PVRDMA_TX_COALESCE off
-        # and on, twice each (fails only on a gross regression)
+        # and on, three times each (fails only on a gross regression)
         if want "mpi pml ucx pingpong"; then
             log=$(log_name "mpi pml ucx pingpong")
             timeout -k 10 300 "${MPIRUN[@]}" -np 2 --map-by node "${MPIUCX[@]}" \
