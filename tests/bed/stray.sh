@@ -22,21 +22,26 @@ cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$BIN" "$TOP/tests/fabric/ud_stray.c"
 GID=$(cat "/sys/class/infiniband/$DEV/ports/1/gids/1" 2>/dev/null)
 
 # stray_job NAME LINE_RE -- MPIRUN_ARGS...: runs mpi_check p2p peerwait (rank
-# 1 computes 12 s: the job stays up) with the transport's "connection QP"
-# line (LINE_RE, group 1..4: QPN, Q_Key, size, version) from node1, fires
-# ud_stray at it from node2, waits for the job.  Sets STRAY_LOG.
+# 1 computes 12 s) with the transport's "connection QP" line (LINE_RE, group
+# 1..4: QPN, Q_Key, size, version) from node1, fires ud_stray at it from
+# node2, waits for the job.  The ranks then progress (--hold-end) until
+# ud_stray is done: on a slow machine starting it over ssh took longer than
+# the 12 s (2026-11-28: it ended 5 s after the job, 0 drops counted).  Sets
+# STRAY_LOG.
 stray_job() {
-    local name=$1 re=$2 line qpn qkey size ver i pid rc out
+    local name=$1 re=$2 line qpn qkey size ver i pid rc out end=/tmp/stray-end
     shift 3
     STRAY_LOG=$(log_name "$name")
+    rm -f "$end"; ssh node2 rm -f "$end"
     timeout -k 10 600 "${MPIRUN[@]}" -np 2 --map-by node "$@" "$MPI_TESTS/mpi_check" \
-        --quick --wait 12 p2p peerwait >"$STRAY_LOG" 2>&1 &
+        --quick --wait 12 --hold-end "$end" p2p peerwait >"$STRAY_LOG" 2>&1 &
     pid=$!
     for i in $(seq 1 120); do
         line=$(grep -m1 -E "node1.*$re" "$STRAY_LOG") && break
         sleep 1
     done
     if [ -z "$line" ]; then
+        touch "$end"; ssh node2 touch "$end"
         wait "$pid"
         fail "$name: the job printed its connection QP" "no line matching /$re/ (log: $STRAY_LOG)"
         return 1
@@ -51,6 +56,10 @@ stray_job() {
           -v "$ver" -s "$size" -n 20 2>&1)
     rc=$?
     echo "$out" >"$STRAY_LOG.stray"
+    # the last datagrams reach node1 within a moment of being sent; the
+    # ranks then stop holding and close (their close lines count the drops)
+    sleep 1
+    touch "$end"; ssh node2 touch "$end"
     wait "$pid"
     local jrc=$?
     if [ $rc = 0 ] && [ "$(echo "$out" | grep -c '^sent ')" = 5 ]; then
