@@ -224,19 +224,21 @@ for rep in $(seq 1 "$FOAM_REPS"); do
             put openib "$k" why "$(awk '$1 == "openib" && $2 == "lat8" && $3 == "why" { $1 = $2 = $3 = ""; print substr($0, 4); exit }' "$RES")"
             continue
         fi
-        [ -n "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t' "$csv")" ] || continue
+        # the harness's row of the run (fields as its results.csv has them:
+        # 9 status, 10 seconds, 13 reason, 14 log)
+        line=$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print; exit }' "$csv")
+        [ -n "$line" ] || continue
+        IFS=, read -r -a fld <<<"$line"
         f=$LOGDIR/spans/$kind.$rep.$c-${t%%:*}-1
-        st=$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $9; exit }' "$csv")
-        if [ "$st" != ok ] || [ ! -s "$f" ]; then
-            put "$row" "$k" why "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $9 ": " $13; exit }' "$csv")"
+        if [ "${fld[8]}" != ok ] || [ ! -s "$f" ]; then
+            put "$row" "$k" why "${fld[8]}: ${fld[12]:-}"
             continue
         fi
         for key in doorbell.qp.send doorbell.qp.recv doorbell.qp.srq doorbell.cq.poll doorbell.cq.arm 'command.*'; do
             put "$row" "$k" "all.${key%.\*}" $(( $(meter_count "$f" node1 "$key") + $(meter_count "$f" node2 "$key") ))
         done
-        put "$row" "$k" seconds "$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $10; exit }' "$csv")"
-        log=$(awk -F, -v c="$c" -v t="${t%%:*}" '$1 == c && $6 == t { print $14; exit }' "$csv")
-        put "$row" "$k" steps "$(grep -c '^Time = ' "$log" 2>/dev/null)"
+        put "$row" "$k" seconds "${fld[9]}"
+        put "$row" "$k" steps "$(grep -c '^Time = ' "${fld[13]}" 2>/dev/null)"
         put "$row" "$k" msgs 1
     done
   done

@@ -116,6 +116,7 @@ log_name() { echo "$LOGDIR/$(printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '_').log"; 
 # The MPI test programs (built on the machine before the bed run: the tree
 # is read-only in the guests).
 MPI_TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../mpi" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/bench/lib.sh"   # median
 
 # dump_stacks: the threads of every mpi_check on every node, as gdb sees
 # them (a hung job's last word: which lock, which call).
@@ -420,13 +421,12 @@ latency_guard() {
         lats+=("$(awk '$1 == "size" && $2 == 8 { print $4 }' "$glog")")
     done
     offs="${lats[0]}, ${lats[2]}, ${lats[4]}" ons="${lats[1]}, ${lats[3]}, ${lats[5]}"
-    if ! r=$(awk -v o="${lats[0]} ${lats[2]} ${lats[4]}" -v n="${lats[1]} ${lats[3]} ${lats[5]}" '
-            function med(l,    a, i, j, t) {
-                if (split(l, a, " ") != 3) return -1
-                for (i = 1; i <= 3; i++) for (j = i + 1; j <= 3; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-                return a[2]
-            }
-            BEGIN { a = med(o); b = med(n); if (a <= 0 || b <= 0) exit 1; printf "%.2f", b / a }'); then
+    # every run must give a latency (median() would skip a missing one)
+    for k in "${lats[@]}"; do [[ $k =~ ^[0-9.]+$ ]] || r=missing; done
+    if [ "${r:-}" = missing ] ||
+        ! r=$(awk -v a="$(median "${lats[0]}" "${lats[2]}" "${lats[4]}")" \
+                  -v b="$(median "${lats[1]}" "${lats[3]}" "${lats[5]}")" \
+                  'BEGIN { if (a <= 0 || b <= 0) exit 1; printf "%.2f", b / a }'); then
         fail "$name: 8 B half round trip on / off" "a run gave no latency: on $ons / off $offs us (last log: $glog)"
     elif awk -v r="$r" 'BEGIN { exit !(r <= 1.5) }'; then
         pass "$name: 8 B half round trip on / off (medians of 3): $r ($ons us / $offs us)"
