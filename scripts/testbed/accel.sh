@@ -24,6 +24,6 @@ tb_choose_accel() {
         # tb-size: QEMU 7.2's default translation cache is 1 GiB per
         # guest, and a long MPI job fills it (anon RSS 3.28 GB for a 2 GiB
         # guest); see memplan.sh.
-        ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=${TB_TCG_TB_MIB:-256}" -cpu max)
+        ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=${TB_TCG_TB_MIB:-256}" -cpu "${TB_TCG_CPU:-max}")
     fi
 }
