@@ -14,10 +14,12 @@
 # extended-tier: ib_send_bw, the BTL's one-sided section, the 2 x 8 scale
 # runs) or all.  On a CI machine 2.5 x slower than the usual one every MPI
 # job on the nested nodes cost 1.5-3 minutes, and the whole tier did not fit.
+. "$(dirname "$0")/lib.sh"
 PARTS=${PVRDMA_TIER_PARTS:-core}
 case $PARTS in core|extra|all) ;; *) fail "tier: PVRDMA_TIER_PARTS" "must be core, extra or all, got '$PARTS'"; bed_summary ;; esac
 part() { [ "$PARTS" = all ] || [ "$PARTS" = "$1" ]; }
-. "$(dirname "$0")/lib.sh"
+# data_part PART: the MPI data checks of PART run (2 nodes, PVRDMA_TIER_DATA)
+data_part() { [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ] && part "$1"; }
 DEV=vmw_pvrdma0
 
 devinfo=$(log_name devinfo-v)
@@ -173,7 +175,7 @@ sub_suite() {
 # moves larger messages at well under 1 MB/s on this model, and the UCP tag
 # check below covers 0..1 MiB: UCP's rendezvous and its pipeline; 130 s at 0..4 MiB)
 TIER_MPI_TESTS="p2p allpairs flood allreduce alltoall alltoallv bcast dtype ssend"
-if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ] && part core; then
+if data_part core; then
     sub_suite "btl 2x1: p2p
 btl 2x1: run exits 0
 btl: traffic to node2 went over pvrdma (RC QP connected)
@@ -186,7 +188,7 @@ btl 2x1: large messages by send/recv copies (no RDMA op)" \
         fail "tier: btl found RDMA WRITE broken by itself" "no probe/'RDMA none' lines (log: $blog)"
     fi
 fi
-if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ] && part extra; then
+if data_part extra; then
     # one-sided MPI on a device without atomics (issue 40): asked for them,
     # the BTL says why not at start-up; osc pt2pt serves windows (up to 64
     # B here: this model moves a message in ~4 ms)
@@ -196,7 +198,7 @@ btl 2x2 one-sided, atomics off (osc pt2pt): run exits 0
 btl 2x2 one-sided, atomics off: osc pt2pt served the windows" \
         env BTL_ONLY="osc" BTL_OSC_MAX=64 bash "$TOP/tests/bed/btl.sh"
 fi
-if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ] && part core; then
+if data_part core; then
     sub_suite "ucp tag 0..1 MiB verified, RDMA READ off (PVRDMA profile)$
 ucp tag 0..1 MiB verified, RDMA READ off (PVRDMA profile) (server side)
 ucp tag 0..1 MiB verified, RDMA READ off (PVRDMA profile): counts
@@ -220,7 +222,7 @@ fi
 # would change nothing.  The data jobs above keep the defaults (with these
 # knobs the BTL's large-message steps waited up to 10 ms each: p2p took 2x).
 IDLE_SPIN_MS=100 IDLE_POLL_MS=10 METERED_N=200
-if [ "$TB_HOSTS" -ge 2 ] && [ "${PVRDMA_TIER_DATA:-1}" = 1 ] && part core; then
+if data_part core; then
     mpi_ucx_args MUCX pvrdma,self "$DEV:1"
     # the package's parameter file, as `module load pvrdma-mpi/btl` names it
     # (pml_ob1_send_pipeline_depth for the streams below)

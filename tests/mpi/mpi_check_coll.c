@@ -68,7 +68,11 @@ void test_alltoallv(void)
      * and the job's total grows as nprocs^2, not nprocs^4: at 4 x 8 ranks a
      * constant unit moved 837 MB (187 s of CI on the emulated bed), at 160
      * ranks it would overflow the int displacements. */
-    const int unit = nprocs <= 8 ? 3001 : (3001 * 64 / (nprocs * nprocs) > 0 ? 3001 * 64 / (nprocs * nprocs) : 1);
+    int unit = 3001;
+    if (nprocs > 8) {
+        unit = 3001 * 64 / (nprocs * nprocs);
+        unit = unit > 0 ? unit : 1;
+    }
     int *sc = malloc(nprocs * sizeof(int)), *sd = malloc(nprocs * sizeof(int));
     int *rc = malloc(nprocs * sizeof(int)), *rd = malloc(nprocs * sizeof(int));
     int stot = 0, rtot = 0;
