@@ -246,6 +246,7 @@ typedef struct mca_btl_pvrdma_module_t {
      * carried, printed in the counters line at close */
     uint64_t send_posts;       /**< ibv_post_send calls (one doorbell each) */
     uint64_t send_wrs;         /**< WRs they posted */
+    uint64_t send_holds;       /**< flushes that waited for a fuller list (HOLD_LOW) */
     uint64_t cq_polls;         /**< ibv_poll_cq calls on the CQ (a doorbell each on PVRDMA) */
 
     /* send coalescing (btl_pvrdma_send_coalesce): a send that finds its
@@ -291,6 +292,16 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
  *  finds this many queued flushes them at once instead of waiting for
  *  progress (bounds what coalescing holds back). */
 #define MCA_BTL_PVRDMA_POST_BATCH 32
+
+/** While more than this many of an endpoint's WRs are on the wire, a
+ *  short queue of sends the PML waits for (a large message's next
+ *  fragments, scheduled from the completions of the previous ones) waits
+ *  to become a full POST_BATCH list: the wire stays busy with what is
+ *  posted, and the lists of a 1 MiB copy-path message follow POST_BATCH
+ *  and the credits rather than the polls that found completions: 6.5
+ *  doorbells instead of 8.5 with ob1's pipeline at 64 (nested tier,
+ *  2026-11-29; issue 38). */
+#define MCA_BTL_PVRDMA_HOLD_LOW (MCA_BTL_PVRDMA_POST_BATCH / 2)
 
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);
 int mca_btl_pvrdma_srq_refill_batched(mca_btl_pvrdma_module_t *module);

@@ -256,8 +256,10 @@ static int pvrdma_component_register(void)
             "work-request list: every ibv_post_send rings a doorbell, a VM exit on PVRDMA. "
             "A send to a peer that already had one posted since progress last ran, or one "
             "a PML callback makes inside progress (the next fragments of a large message), "
-            "waits in the BTL until the turn ends (at most 32 are held); the first send "
-            "after progress always goes at once. 0: every send is posted by itself. "
+            "waits in the BTL until the turn ends (at most 32 are held; fragments the PML "
+            "waits for, while more than 16 WRs of the peer are on the wire, until 32 are "
+            "queued or the wire runs low); the first send after progress always goes at "
+            "once. 0: every send is posted by itself. "
             "Default: 1", NULL, OPAL_INFO_LVL_5, &c->send_coalesce);
     c->idle_wait = MCA_BTL_PVRDMA_TRI_AUTO;
     reg_int("idle_wait", "Bounded idle wait (btl_pvrdma_idle_spin, "

@@ -537,11 +537,33 @@ void mca_btl_pvrdma_endpoint_queue(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma
     }
 }
 
+/** Should the queue of @p ep wait for a fuller list (HOLD_LOW)?  Only
+ *  while coalescing, only for sends the PML waits for (it keeps polling
+ *  for them: pending_count keeps the rank out of the idle wait), and only
+ *  behind a signalled WR, whose completion retires the whole ring and so
+ *  ends the hold: an unsignalled tail could keep the ring full for ever. */
+static bool pending_hold(mca_btl_pvrdma_endpoint_t *ep)
+{
+    const mca_btl_pvrdma_frag_t *first;
+
+    if (!mca_btl_pvrdma_component.send_coalesce || ep->ring_count <= MCA_BTL_PVRDMA_HOLD_LOW ||
+        0 != ep->unsignalled || opal_list_get_size(&ep->pending) >= MCA_BTL_PVRDMA_POST_BATCH) {
+        return false;
+    }
+    first = (const mca_btl_pvrdma_frag_t *) opal_list_get_first(&ep->pending);
+    return first->callback || NULL != first->rdma_cbfunc;
+}
+
 int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_frag_t *frag, *batch[MCA_BTL_PVRDMA_POST_BATCH];
     uint32_t n = 0;
     int count = 0;
+
+    if (pending_hold(ep)) {
+        ep->module->send_holds++;
+        return 0;
+    }
 
     /* every fragment that can go now, as WR lists of up to POST_BATCH:
      * a whole message's fragments or a burst cost one doorbell */

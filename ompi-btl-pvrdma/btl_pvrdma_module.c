@@ -373,7 +373,7 @@ int mca_btl_pvrdma_module_init(mca_btl_pvrdma_module_t *module)
     module->rdma_writes = module->rdma_write_max = 0;
     module->peers_connected = module->peers_max = 0;
     module->rdma_reads = module->rdma_read_max = 0;
-    module->send_posts = module->send_wrs = 0;
+    module->send_posts = module->send_wrs = module->send_holds = 0;
     module->progress_turn = 1;
     module->in_upcalls = false;
     (void) opal_hash_table_init(&module->proc_to_ep, 64);
@@ -481,6 +481,7 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "send_budget", module->plan.send_budget);
     pvrdma_common_counters_add(&c, "send_posts", module->send_posts);
     pvrdma_common_counters_add(&c, "send_wrs", module->send_wrs);
+    pvrdma_common_counters_add(&c, "send_holds", module->send_holds);
     pvrdma_common_counters_add(&c, "stall_kicks", module->stall_kicks);
     pvrdma_common_counters_add(&c, "keepalives", module->keepalives);
     pvrdma_common_ud_counters_add((NULL != module->cm) ? &module->cm->ud : NULL, &c);

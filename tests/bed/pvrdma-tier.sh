@@ -258,11 +258,12 @@ if data_part core; then
         # land on this model; 8 KiB fragments), and 8 bursts of 32 x 8 B
         # (MPI_Isend, MPI_Waitall).  One doorbell per fragment or message
         # was 9, 129 and 1 per message over both transports (2026-11-27);
-        # measured now 2.0, 10 and 0.06 over the BTL (ob1 keeping 32
-        # fragments in flight, the parameter file's
-        # pml_ob1_send_pipeline_depth; 1 MiB 10-11.5 in three runs), 0.9,
-        # 8.5 and 0.08 over pml ucx: the bounds 2.25, 16 and 0.125 leave
-        # room for a credit return, a keepalive or slower completions.
+        # measured 2.0, 6.5 and 0.06 over the BTL (2026-11-29: ob1 keeping
+        # 64 fragments in flight, the parameter file's
+        # pml_ob1_send_pipeline_depth, and the BTL holding short lists
+        # while the wire is busy; with 32 and no hold 1 MiB took 8.5-11.5),
+        # 0.9, 8.5 and 0.08 over pml ucx: the bounds 2.25, 16 and 0.125
+        # leave room for a credit return, a keepalive or slower completions.
         for m in 65536:16:2.25 1048576:2:16 burst:256:0.125; do
             IFS=: read -r size n bound <<<"$m"
             if [ "$size" = burst ]; then f=$MDIR/${t%%:*}.burst.8 label="bursts of 32 x 8 B"
