@@ -298,9 +298,9 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
  *  fragments, scheduled from the completions of the previous ones) waits
  *  to become a full POST_BATCH list: the wire stays busy with what is
  *  posted, and the lists of a 1 MiB copy-path message follow POST_BATCH
- *  and the credits rather than the polls that found completions: 6.5
- *  doorbells instead of 8.5 with ob1's pipeline at 64 (nested tier,
- *  2026-11-29; issue 38). */
+ *  and the credits rather than the polls that found completions: 6.0-6.5
+ *  doorbells instead of 8.5 with ob1's pipeline at 64 (nested tier, two
+ *  runs, 2026-11-29; issue 38). */
 #define MCA_BTL_PVRDMA_HOLD_LOW (MCA_BTL_PVRDMA_POST_BATCH / 2)
 
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);

@@ -258,7 +258,7 @@ if data_part core; then
         # land on this model; 8 KiB fragments), and 8 bursts of 32 x 8 B
         # (MPI_Isend, MPI_Waitall).  One doorbell per fragment or message
         # was 9, 129 and 1 per message over both transports (2026-11-27);
-        # measured 2.0, 6.5 and 0.06 over the BTL (2026-11-29: ob1 keeping
+        # measured 2.0, 6.0-6.5 and 0.06 over the BTL (2026-11-29: ob1 keeping
         # 64 fragments in flight, the parameter file's
         # pml_ob1_send_pipeline_depth, and the BTL holding short lists
         # while the wire is busy; with 32 and no hold 1 MiB took 8.5-11.5),
