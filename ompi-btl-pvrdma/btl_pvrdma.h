@@ -293,14 +293,23 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module);
  *  progress (bounds what coalescing holds back). */
 #define MCA_BTL_PVRDMA_POST_BATCH 32
 
+/** Longest WR list progress posts from an endpoint's queue.  Longer than
+ *  POST_BATCH: a queue that grew in one progress turn (ob1 schedules a
+ *  large message's next fragments from the completion callbacks of the
+ *  previous ones, up to its pipeline depth, 64 in the parameter file) goes
+ *  as one doorbell instead of splitting at 32 (issue 38): a 1 MiB
+ *  copy-path message 4.0 send doorbells instead of 6.0-6.5 (nested tier,
+ *  two runs, 2026-11-29).  The send queue and the credits bound it too. */
+#define MCA_BTL_PVRDMA_LIST_MAX 64
+
 /** While more than this many of an endpoint's WRs are on the wire, a
  *  short queue of sends the PML waits for (a large message's next
  *  fragments, scheduled from the completions of the previous ones) waits
  *  to become a full POST_BATCH list: the wire stays busy with what is
  *  posted, and the lists of a 1 MiB copy-path message follow POST_BATCH
  *  and the credits rather than the polls that found completions: 6.0-6.5
- *  doorbells instead of 8.5 with ob1's pipeline at 64 (nested tier, two
- *  runs, 2026-11-29; issue 38). */
+ *  doorbells instead of 8.5 with ob1's pipeline at 64, and 4.0 with
+ *  LIST_MAX (nested tier, two runs each, 2026-11-29; issue 38). */
 #define MCA_BTL_PVRDMA_HOLD_LOW (MCA_BTL_PVRDMA_POST_BATCH / 2)
 
 int mca_btl_pvrdma_srq_refill(mca_btl_pvrdma_module_t *module);

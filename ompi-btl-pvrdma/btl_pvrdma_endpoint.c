@@ -556,7 +556,7 @@ static bool pending_hold(mca_btl_pvrdma_endpoint_t *ep)
 
 int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
 {
-    mca_btl_pvrdma_frag_t *frag, *batch[MCA_BTL_PVRDMA_POST_BATCH];
+    mca_btl_pvrdma_frag_t *frag, *batch[MCA_BTL_PVRDMA_LIST_MAX];
     uint32_t n = 0;
     int count = 0;
 
@@ -565,7 +565,7 @@ int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
         return 0;
     }
 
-    /* every fragment that can go now, as WR lists of up to POST_BATCH:
+    /* every fragment that can go now, as WR lists of up to LIST_MAX:
      * a whole message's fragments or a burst cost one doorbell */
     while (MCA_BTL_PVRDMA_EP_CONNECTED == ep->state && !opal_list_is_empty(&ep->pending)) {
         frag = (mca_btl_pvrdma_frag_t *) opal_list_get_first(&ep->pending);
@@ -581,7 +581,7 @@ int mca_btl_pvrdma_endpoint_progress_pending(mca_btl_pvrdma_endpoint_t *ep)
         (void) opal_list_remove_first(&ep->pending);
         ep->module->pending_count--;
         batch[n++] = frag;
-        if (MCA_BTL_PVRDMA_POST_BATCH == n) {
+        if (MCA_BTL_PVRDMA_LIST_MAX == n) {
             if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_post_list(ep, batch, n, false)) {
                 return count;
             }

@@ -135,7 +135,7 @@ typedef struct uct_pvrdma_rx_desc {
 
 /**
  * Fewest receives a channel is given when the CQ is short: below this the
- * credit batches (half the queue) get so small that every few messages
+ * credit batches (3/4 of the queue) get so small that every few messages
  * cost a credit return.  The credit protocol itself needs 2 (one reserved
  * credit, and a send/recv-only batch of ceil(len / CREDIT_RX_LEN) <= len-1).
  */
@@ -150,6 +150,23 @@ typedef struct uct_pvrdma_rx_desc {
  *  peers, the first 923 with all 64 receives; 96 is the smallest divisor
  *  that gets QEMU's model past the paper's 159 peers. */
 #define UCT_PVRDMA_RX_SHARE_DIV    96
+
+
+/**
+ * Receives reposted (and credits returned) per batch for a receive queue of
+ * @p queue_len: RX_BATCH, but at most three quarters of the queue, so the
+ * peer still has a quarter of its credits while a return travels.  Not half:
+ * a queue the CQ share shortened (QEMU's model: 38 of 64) then kept batches
+ * of 19, and a 1 MiB message cost 8.5 send doorbells on each side instead of
+ * ~6 (issue 38); full queues (64) keep RX_BATCH's 32.
+ */
+static inline unsigned uct_pvrdma_rx_batch(unsigned rx_batch,
+                                           unsigned queue_len)
+{
+    /* the quarter rounded up: at least one credit stays with the peer,
+     * which the credit protocol needs (its reserved credit) */
+    return ucs_max(1, ucs_min(rx_batch, queue_len - (queue_len + 3) / 4));
+}
 
 
 /** Registered 8-byte credit counters, handed out one per ep. */

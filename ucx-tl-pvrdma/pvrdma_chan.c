@@ -436,10 +436,8 @@ ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
     chan->rx_offset      = iface->rx_payload_offset - chan->rx_hdr_len;
     chan->rx_length      = iface->config.seg_size + chan->rx_hdr_len;
     chan->rx_len         = rx_len;
-    /* at most half the queue, as RX_BATCH says: credits come back while
-     * the peer still has some */
-    chan->rx_batch       = ucs_max(1, ucs_min(iface->config.rx_batch,
-                                              rx_len / 2));
+    chan->rx_batch       = uct_pvrdma_rx_batch(iface->config.rx_batch,
+                                               rx_len);
     ucs_list_head_init(&chan->rx_descs);
     threshold            = chan->rx_batch;
     if (send_credits) {

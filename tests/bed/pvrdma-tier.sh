@@ -257,14 +257,20 @@ if data_part core; then
         # and 2 x 1 MiB to rank 1 (send/recv copies here: WRITE does not
         # land on this model; 8 KiB fragments), and 8 bursts of 32 x 8 B
         # (MPI_Isend, MPI_Waitall).  One doorbell per fragment or message
-        # was 9, 129 and 1 per message over both transports (2026-11-27);
-        # measured 2.0, 6.0-6.5 and 0.06 over the BTL (2026-11-29: ob1 keeping
-        # 64 fragments in flight, the parameter file's
-        # pml_ob1_send_pipeline_depth, and the BTL holding short lists
-        # while the wire is busy; with 32 and no hold 1 MiB took 8.5-11.5),
-        # 0.9, 8.5 and 0.08 over pml ucx: the bounds 2.25, 16 and 0.125
-        # leave room for a credit return, a keepalive or slower completions.
-        for m in 65536:16:2.25 1048576:2:16 burst:256:0.125; do
+        # was 9, 129 and 1 per message over both transports (2026-11-27).
+        # 1 MiB: the BTL took 6.0-6.5 with ob1 keeping 64 fragments in
+        # flight (the parameter file's pml_ob1_send_pipeline_depth) and
+        # short lists held while the wire is busy, then 4.0 in two runs
+        # once a queue that grew in one progress turn went as one list of
+        # up to 64 (LIST_MAX); pml ucx took 8.5, then 7.0 in two runs with
+        # receives reposted and credits returned every 28 of the 38 this
+        # model's CQ share gives a peer, not every 19 (2026-11-29).  64 KiB:
+        # 2.0 (BTL), 0.75 (ucx); bursts: 0.06 and 0.09.  The bounds (64 KiB
+        # 2.25, 1 MiB 5 and 8, bursts 0.125) leave room for a credit
+        # return, a keepalive or slower completions, and fail the code
+        # before those changes.
+        mib=8; [ "${t%%:*}" = btl ] && mib=5
+        for m in 65536:16:2.25 1048576:2:$mib burst:256:0.125; do
             IFS=: read -r size n bound <<<"$m"
             if [ "$size" = burst ]; then f=$MDIR/${t%%:*}.burst.8 label="bursts of 32 x 8 B"
             else f=$MDIR/${t%%:*}.stream.$size label="$((size / 1024)) KiB stream"; fi
