@@ -40,7 +40,9 @@
  * MPI_Recv): with MPI_CHECK_SPAN_CMD=CMD in rank 0's environment, rank 0
  * runs "CMD start" and "CMD stop lat 8" (system(3)) around exactly those
  * messages, and "CMD stop idle 8" around the wait, so that the bed's meter
- * (scripts/testbed/pvrdma/meter span) counts the doorbells they cost.
+ * (scripts/testbed/pvrdma/meter span) counts the doorbells they cost;
+ * metered_a2a (every rank: 1 + 4 MPI_Alltoall of 64 KiB per pair, every block
+ * checked, span "alltoall 65536" around the last 4, between barriers).
  *
  * --osc-skip LIST: osc leaves out the cases LIST names (comma-separated
  * OP, SYNC or OP/SYNC, e.g. fop_double or cas/pscw), for an osc component
@@ -177,6 +179,7 @@ static const struct test tests[] = {
     {"peerwait", test_peerwait, 1, 0},      {"fork", test_fork, 1, 0},
     {"metered", test_metered, 1, 0},        {"threads", test_threads, 1, 0},
     {"connect", test_connect, 1, 0},        {"reconnect", test_reconnect, 1, 0},
+    {"metered_a2a", test_metered_a2a, 1, 0},
 };
 
 /** Rank 0 says how long the slowest rank spent from main() to the end of

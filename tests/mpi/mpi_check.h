@@ -69,6 +69,7 @@ void test_fork(void);
 void test_idle(void);
 void test_peerwait(void);
 void test_metered(void);
+void test_metered_a2a(void);
 /* mpi_check_threads.c */
 void test_threads(void);
 void test_lazy(void);

@@ -318,3 +318,45 @@ void test_metered(void)
     metered_stream(1024 * 1024, 2);
     metered_burst(8, 32);
 }
+
+/* metered_a2a: all ranks do ROUNDS MPI_Alltoall of 64 KiB per pair after
+ * one that connects them, every block checked, between barriers (span
+ * "alltoall": the doorbells of all
+ * the ranks on each node, issue 38's Alltoall of 8 ranks: 64 KiB to each
+ * peer goes as 8 KiB copy fragments on QEMU's model, so a transport that
+ * posted one WR per fragment would ring 9 send doorbells per block) */
+void test_metered_a2a(void)
+{
+    enum { BLK = 64 * 1024, ROUNDS = 4 };
+    unsigned char *s = malloc((size_t) BLK * nprocs), *r = malloc((size_t) BLK * nprocs);
+
+    if (s == NULL || r == NULL) {
+        fail("metered_a2a: no memory for 2 x %d x %d bytes", nprocs, BLK);
+        free(s);
+        free(r);
+        return;
+    }
+    for (int i = 0; i <= ROUNDS; ++i) { /* all rounds on every rank: collectives */
+        if (i == 1) {
+            /* round 0 connected every pair: set-up (UD datagrams, QP
+             * commands) is not what a block costs */
+            MPI_Barrier(MPI_COMM_WORLD);
+            span_cmd(NULL, 0);
+        }
+        for (int p = 0; p < nprocs; ++p) {
+            tp_fill(s + (size_t) p * BLK, BLK, msg_key("metered-a2a", i, rank, p));
+        }
+        memset(r, 0, (size_t) BLK * nprocs);
+        MPI_Alltoall(s, BLK, MPI_BYTE, r, BLK, MPI_BYTE, MPI_COMM_WORLD);
+        for (int p = 0; p < nprocs; ++p) {
+            if (check(r + (size_t) p * BLK, BLK, msg_key("metered-a2a", i, p, rank),
+                      "metered alltoall", p)) {
+                break;
+            }
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    span_cmd("alltoall", BLK);
+    free(s);
+    free(r);
+}
