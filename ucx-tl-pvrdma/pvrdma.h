@@ -157,8 +157,8 @@ typedef struct uct_pvrdma_rx_desc {
  * @p queue_len: RX_BATCH, but at most three quarters of the queue, so the
  * peer still has a quarter of its credits while a return travels.  Not half:
  * a queue the CQ share shortened (QEMU's model: 38 of 64) then kept batches
- * of 19, and a 1 MiB message cost 8.5 send doorbells on each side instead of
- * ~6 (issue 38); full queues (64) keep RX_BATCH's 32.
+ * of 19, and a 1 MiB message cost 8.5 send doorbells on each side (7.0 with
+ * batches of 28; nested tier, issue 38); full queues (64) keep RX_BATCH's 32.
  */
 static inline unsigned uct_pvrdma_rx_batch(unsigned rx_batch,
                                            unsigned queue_len)

@@ -197,8 +197,9 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
     iface->config.seg_size      = config->seg_size;
     iface->config.tx_queue_len  = iface->profile.max_send_wr;
     iface->config.rx_queue_len  = iface->profile.max_recv_wr;
-    iface->config.rx_batch      = uct_pvrdma_rx_batch(config->rx_batch,
-                                          iface->config.rx_queue_len);
+    /* as configured: each channel caps it by its own queue
+     * (uct_pvrdma_rx_batch), which is never longer than rx_queue_len */
+    iface->config.rx_batch      = config->rx_batch;
     iface->config.tx_moderation = ucs_max(1, ucs_min(config->tx_moderation,
                                           iface->config.tx_queue_len / 2));
     iface->config.tx_max_sge    = iface->profile.send_sge;

@@ -321,10 +321,10 @@ void test_metered(void)
 
 /* metered_a2a: all ranks do ROUNDS MPI_Alltoall of 64 KiB per pair after
  * one that connects them, every block checked, between barriers (span
- * "alltoall": the doorbells of all
- * the ranks on each node, issue 38's Alltoall of 8 ranks: 64 KiB to each
- * peer goes as 8 KiB copy fragments on QEMU's model, so a transport that
- * posted one WR per fragment would ring 9 send doorbells per block) */
+ * "alltoall": the doorbells of all the ranks on each node; issue 38's
+ * Alltoall of 8 ranks: 64 KiB to each peer goes as 8 KiB copy fragments on
+ * QEMU's model, so a transport that posted one WR per fragment would ring
+ * 9 send doorbells per block) */
 void test_metered_a2a(void)
 {
     enum { BLK = 64 * 1024, ROUNDS = 4 };
