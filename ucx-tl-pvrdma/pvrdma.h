@@ -62,6 +62,9 @@ typedef struct uct_pvrdma_iface_config {
     int                        credit_imm;     /**< credits in AM immediates */
     int                        tx_coalesce;    /**< sends of a progress turn
                                                     as one WR list */
+    unsigned long              max_connections; /**< eps with an RC QP at
+                                                     once (ULUNITS: auto,
+                                                     inf) */
     uct_iface_mpool_config_t   tx_mp;          /**< send buffers */
     uct_iface_mpool_config_t   rx_mp;          /**< receive buffers */
 } uct_pvrdma_iface_config_t;
@@ -181,11 +184,16 @@ typedef struct uct_pvrdma_slot_chunk {
 /**
  * Connection-protocol state of an ep.  The order matters: an ep can send
  * AMs (and GETs) when state >= CONNECTED_SR and PUTs only when state ==
- * CONNECTED, so each hot path still tests one comparison.
+ * CONNECTED, so each hot path still tests one comparison.  CLOSED and
+ * CLOSING are the connection budget's (pvrdma_budget.c): an ep without an
+ * RC QP, reopened by its next send, and one whose close waits for the
+ * peer's agreement.
  */
 typedef enum {
     UCT_PVRDMA_EP_CONNECTING,
     UCT_PVRDMA_EP_FAILED,
+    UCT_PVRDMA_EP_CLOSED,        /**< no QP (budget): the next send reopens */
+    UCT_PVRDMA_EP_CLOSING,       /**< CLOSE sent, waiting for the answer */
     UCT_PVRDMA_EP_CONNECTED_SR,  /**< connected, send/recv only (no PUT) */
     UCT_PVRDMA_EP_CONNECTED      /**< connected, RDMA WRITE usable */
 } uct_pvrdma_ep_state_t;
@@ -284,6 +292,26 @@ struct uct_pvrdma_ep {
                                                  the last WR posted at once */
     }                          batch;
 
+    /* the connection budget (pvrdma_budget.c) */
+    struct {
+        uint64_t               am_sent;     /**< AMs posted on this QP: the
+                                                 peer's channel must have
+                                                 received as many to agree
+                                                 to a close */
+        uint64_t               lru_sn;      /**< posted_sn when last looked */
+        ucs_time_t             lru_time;    /**< ... and when it changed */
+        ucs_time_t             refused;     /**< the peer's last CLOSE_NAK */
+        ucs_time_t             wait_since;  /**< waiting for a slot */
+        ucs_time_t             next_retry;  /**< CLOSE resent at */
+        ucs_time_t             deadline;    /**< ... given up at */
+        uint32_t               attempt;     /**< of the CLOSE open */
+        unsigned               opens;       /**< QPs it had: > 0, a reopen */
+        int                    closing_sr;  /**< state to go back to on a
+                                                 refusal: CONNECTED_SR */
+        int                    waiting;     /**< on iface->budget.waiting */
+        ucs_list_link_t        wait_link;
+    }                          budget;
+
     /* remote side */
     uint64_t                   flush_addr;  /**< peer scratch word */
     uint32_t                   flush_rkey;
@@ -349,6 +377,11 @@ struct uct_pvrdma_chan {
      * nothing for KEEPALIVE is probed, so that a peer that died or
      * destroyed its ep without a DISC getting through frees it */
     uint64_t                   rx_total;    /**< receives completed */
+    uint32_t                   close_refused; /**< the last close attempt of
+                                                   the peer ep we refused:
+                                                   its late copies are
+                                                   refused too
+                                                   (pvrdma_budget.c) */
     struct pvrdma_common_watch alive;       /**< on rx_total */
 };
 
@@ -457,6 +490,30 @@ typedef struct uct_pvrdma_iface_conn {
     uint64_t                   seq;             /**< an ep's connection id
                                                      is iface_uuid + ++seq */
 } uct_pvrdma_iface_conn_t;
+
+/** The connection budget (pvrdma_budget.c): at most max eps hold an RC QP;
+ *  the least recently used idle one is closed, with its peer's agreement,
+ *  for an ep that needs one.  Reset by uct_pvrdma_iface_budget_init. */
+typedef struct uct_pvrdma_iface_budget {
+    unsigned                   max;         /**< UCX_PVRDMA_MAX_CONNECTIONS */
+    char                       why[128];    /**< how max was chosen */
+    unsigned                   held;        /**< eps holding an RC QP */
+    unsigned                   held_max;    /**< most at once */
+    unsigned                   closing;     /**< eps in CLOSING */
+    unsigned                   num_waiting; /**< on the waiting list */
+    ucs_list_link_t            waiting;     /**< eps waiting for a slot */
+    uint32_t                   attempt;     /**< last CLOSE attempt number */
+    ucs_time_t                 next_look;   /**< over the budget: next look
+                                                 for an idle ep to close */
+    uint64_t                   closes;      /**< closed by agreement */
+    uint64_t                   reopens;     /**< closed eps connected again */
+    uint64_t                   refusals;    /**< CLOSE_NAKs received */
+    uint64_t                   overruns;    /**< connected over the budget:
+                                                 no slot within CONN_TIMEOUT */
+    uint64_t                   close_timeouts; /**< CLOSEs never answered */
+    uint64_t                   agreed;      /**< peers' CLOSEs we agreed to */
+    uint64_t                   declined;    /**< ... we refused */
+} uct_pvrdma_iface_budget_t;
 
 /** Credit tags (pvrdma_credit_imm.c): the eps by the tag peers name them
  *  by.  Set up by uct_pvrdma_iface_ep_tags_init, freed by
@@ -567,6 +624,7 @@ struct uct_pvrdma_iface {
     ucs_list_link_t            deferred_chans; /**< owe a credit WRITE */
     uct_pvrdma_iface_ep_tags_t ep_tags;
     uct_pvrdma_iface_conn_t    conn;
+    uct_pvrdma_iface_budget_t  budget;      /**< connection (QP) budget */
     uct_pvrdma_iface_op_count_t op_count;
     /** Send coalescing (UCX_PVRDMA_TX_COALESCE, pvrdma_tx_batch.c) */
     struct {
@@ -662,6 +720,9 @@ void uct_pvrdma_iface_batches_post(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_ep.c */
 int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now);
+ucs_status_t uct_pvrdma_ep_open_qp(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_ep_close_qp(uct_pvrdma_ep_t *ep);
+int uct_pvrdma_ep_retire(uct_pvrdma_ep_t *ep);
 UCS_CLASS_DECLARE_NEW_FUNC(uct_pvrdma_ep_t, uct_ep_t, const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_pvrdma_ep_t, uct_ep_t);
 ucs_status_t uct_pvrdma_ep_flush(uct_ep_h tl_ep, unsigned flags,
@@ -750,6 +811,17 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface);
 void uct_pvrdma_conn_disconnect(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_conn_discs_cleanup(uct_pvrdma_iface_t *iface);
+
+/* pvrdma_budget.c (its messages' handlers: pvrdma_conn_msg.h) */
+ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
+                                          const uct_pvrdma_iface_config_t *config);
+ucs_status_t uct_pvrdma_budget_connect(uct_pvrdma_ep_t *ep);
+void uct_pvrdma_budget_progress(uct_pvrdma_iface_t *iface, ucs_time_t now,
+                                int *looked);
+void uct_pvrdma_budget_ep_cleanup(uct_pvrdma_ep_t *ep);
+struct pvrdma_common_counters;
+void uct_pvrdma_budget_counters_add(uct_pvrdma_iface_t *iface,
+                                    struct pvrdma_common_counters *c);
 
 /* pvrdma_conn_passive.c (the rest of it: pvrdma_conn_msg.h) */
 void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan);

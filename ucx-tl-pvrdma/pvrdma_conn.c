@@ -29,6 +29,8 @@
  *                              freed: the first DACK may have been lost)
  *   RTU   requester -> iface:  the ep is connected to the channel (sent
  *                              for every REP of a live ep)
+ *   CLOSE, CLOSE_ACK, CLOSE_NAK: the connection budget's agreement to
+ *                              close an idle connection (pvrdma_budget.c)
  * A REQ is resent every CONN_RETRY until REP/REJ or CONN_TIMEOUT; the
  * passive side answers duplicates with the saved REP.  A channel is
  * unconfirmed until an RTU or its first receive arrives: meanwhile its REP
@@ -307,6 +309,11 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
     ucs_time_t now = ucs_get_time();
     int looked     = 0;
 
+    if ((iface->budget.num_waiting > 0) || (iface->budget.closing > 0) ||
+        (iface->budget.held > iface->budget.max)) {
+        uct_pvrdma_budget_progress(iface, now, &looked);
+    }
+
     if (iface->conn.num_discs > 0) {
         uct_pvrdma_conn_progress_discs(iface, now, &looked);
     }
@@ -320,7 +327,8 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
 }
 
 
-/* The ep that sent the REQ of @p conn_id, connecting or connected */
+/* The ep that sent the REQ of @p conn_id, connecting, connected or closing
+ * (for the budget) */
 static uct_pvrdma_ep_t *uct_pvrdma_conn_find_ep(uct_pvrdma_iface_t *iface,
                                                 uint64_t conn_id)
 {
@@ -330,7 +338,8 @@ static uct_pvrdma_ep_t *uct_pvrdma_conn_find_ep(uct_pvrdma_iface_t *iface,
         if ((ep->conn_id == conn_id) &&
             ((ep->state == UCT_PVRDMA_EP_CONNECTING) ||
              (ep->state == UCT_PVRDMA_EP_CONNECTED) ||
-             (ep->state == UCT_PVRDMA_EP_CONNECTED_SR))) {
+             (ep->state == UCT_PVRDMA_EP_CONNECTED_SR) ||
+             (ep->state == UCT_PVRDMA_EP_CLOSING))) {
             return ep;
         }
     }
@@ -468,7 +477,8 @@ uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
 
 
 /* The secret a reply's MAC is keyed with: that of the iface our ep (REP,
- * REJ) or disconnect (DACK) asked, or NULL when that is gone */
+ * REJ, CLOSE_ACK, CLOSE_NAK) or disconnect (DACK) asked, or NULL when that
+ * is gone */
 static const uint8_t *
 uct_pvrdma_conn_reply_key(uct_pvrdma_iface_t *iface,
                           const uct_pvrdma_conn_msg_t *msg,
@@ -542,7 +552,9 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
     key = NULL;
     if ((msg->hdr.type == UCT_PVRDMA_CONN_REP) ||
         (msg->hdr.type == UCT_PVRDMA_CONN_REJ) ||
-        (msg->hdr.type == UCT_PVRDMA_CONN_DACK)) {
+        (msg->hdr.type == UCT_PVRDMA_CONN_DACK) ||
+        (msg->hdr.type == UCT_PVRDMA_CONN_CLOSE_ACK) ||
+        (msg->hdr.type == UCT_PVRDMA_CONN_CLOSE_NAK)) {
         key = uct_pvrdma_conn_reply_key(iface, msg, &peer);
         if (key == NULL) {
             goto out;
@@ -574,6 +586,16 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         break;
     case UCT_PVRDMA_CONN_DACK:
         uct_pvrdma_conn_handle_dack(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_CLOSE:
+        uct_pvrdma_budget_handle_close(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_CLOSE_ACK:
+    case UCT_PVRDMA_CONN_CLOSE_NAK:
+        /* the key lookup found the ep, and that it is the peer's */
+        uct_pvrdma_budget_handle_reply(iface,
+                uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id)), msg,
+                msg->hdr.type == UCT_PVRDMA_CONN_CLOSE_ACK);
         break;
     default:
         ucs_diag("pvrdma: ignoring connection message of type %d",

@@ -15,8 +15,9 @@
 
 #define UCT_PVRDMA_UD_QKEY       0x1ee7a330u
 #define UCT_PVRDMA_UD_TX_LEN     PVRDMA_COMMON_UD_TX_MAX
-#define UCT_PVRDMA_CONN_VERSION  7  /* 2: ep_tag, 3: common header, 4: secrets,
-                                       5: RTU, 6: DACK, 7: MACs (issue 37) */
+#define UCT_PVRDMA_CONN_VERSION  8  /* 2: ep_tag, 3: common header, 4: secrets,
+                                       5: RTU, 6: DACK, 7: MACs (issue 37),
+                                       8: CLOSE (issue 36) */
 /* credits a peer can grant: at most a receive queue (larger is not ours) */
 #define UCT_PVRDMA_CONN_CREDITS_MAX  65536u
 
@@ -27,7 +28,13 @@ enum {
     UCT_PVRDMA_CONN_REJ  = 3,
     UCT_PVRDMA_CONN_DISC = 4,
     UCT_PVRDMA_CONN_RTU  = 5,
-    UCT_PVRDMA_CONN_DACK = 6
+    UCT_PVRDMA_CONN_DACK = 6,
+    /* the connection budget's (pvrdma_budget.c): remote_addr carries the
+     * AMs the ep sent (CLOSE) or the channel received (answers), credits
+     * the close attempt */
+    UCT_PVRDMA_CONN_CLOSE     = 7,  /* ep -> iface: may we close? */
+    UCT_PVRDMA_CONN_CLOSE_ACK = 8,  /* iface -> ep: closed here */
+    UCT_PVRDMA_CONN_CLOSE_NAK = 9   /* iface -> ep: AMs still to handle */
 };
 
 
@@ -64,7 +71,20 @@ void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
                            uint32_t dest_qpn, const void *msg);
 void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked);
 
+/* pvrdma_budget.c */
+void uct_pvrdma_budget_handle_close(uct_pvrdma_iface_t *iface,
+                                    const uct_pvrdma_conn_msg_t *msg,
+                                    const struct pvrdma_common_addr_info *peer);
+void uct_pvrdma_budget_handle_reply(uct_pvrdma_iface_t *iface,
+                                    uct_pvrdma_ep_t *ep,
+                                    const uct_pvrdma_conn_msg_t *msg,
+                                    int agreed);
+
 /* pvrdma_conn_passive.c */
+uct_pvrdma_chan_t *
+uct_pvrdma_conn_find_chan(uct_pvrdma_iface_t *iface,
+                          const union ibv_gid *gid, uint32_t ud_qpn,
+                          uint64_t conn_id);
 void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
                                     ucs_time_t now, int *looked);
 void uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,

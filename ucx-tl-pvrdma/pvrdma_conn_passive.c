@@ -13,7 +13,8 @@
 #include "pvrdma_conn_msg.h"
 
 
-static uct_pvrdma_chan_t *
+/* The channel of connection @p conn_id from the UD QP @p ud_qpn at @p gid */
+uct_pvrdma_chan_t *
 uct_pvrdma_conn_find_chan(uct_pvrdma_iface_t *iface,
                           const union ibv_gid *gid, uint32_t ud_qpn,
                           uint64_t conn_id)

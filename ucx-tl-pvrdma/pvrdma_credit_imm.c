@@ -219,9 +219,12 @@ uct_pvrdma_chan_credit_ep(uct_pvrdma_chan_t *chan, uint16_t tag,
         return NULL;
     }
 
+    /* a CLOSING ep's connection is still its own: if the peer refuses the
+     * close, it sends on with these credits (pvrdma_budget.c) */
     ep = kh_value(&iface->ep_tags.map, iter);
     if (!uct_pvrdma_same_peer(ep, chan) ||
-        (ep->state < UCT_PVRDMA_EP_CONNECTED_SR)) {
+        ((ep->state < UCT_PVRDMA_EP_CONNECTED_SR) &&
+         (ep->state != UCT_PVRDMA_EP_CLOSING))) {
         ucs_diag("pvrdma: qp 0x%x: %u credits for ep %p (tag %u) of another "
                  "peer or not connected, dropped", chan->txq.qp->qp_num,
                  credits, ep, tag);

@@ -80,6 +80,7 @@ void uct_pvrdma_ep_set_failed(uct_pvrdma_ep_t *ep, ucs_status_t status)
     if (ep->state == UCT_PVRDMA_EP_CONNECTING) {
         --iface->conn.num_connecting;
     }
+    uct_pvrdma_budget_ep_cleanup(ep);
 
     ep->state  = UCT_PVRDMA_EP_FAILED;
     ep->status = status;
@@ -146,6 +147,11 @@ ucs_status_t uct_pvrdma_ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
 
     if (ucs_queue_is_empty(&ep->pending) && uct_pvrdma_ep_has_resources(ep)) {
         return UCS_ERR_BUSY;
+    }
+    if (ep->state == UCT_PVRDMA_EP_CLOSED) {
+        /* closed for the connection budget: the request opens it again
+         * (UCP may queue one without trying a send first) */
+        (void)uct_pvrdma_budget_connect(ep);
     }
 
     uct_pending_req_queue_push(&ep->pending, req);
@@ -265,6 +271,22 @@ int uct_pvrdma_ep_probe(uct_pvrdma_ep_t *ep, ucs_time_t now)
     ++iface->watch.keepalives;
     pvrdma_common_watch_restart(&ep->alive, now);
     return 1;
+}
+
+
+/* The connection budget wants this ep idle (pvrdma_budget.c): its last WRs
+ * were unsignalled, so nothing says they completed; a signalled zero-length
+ * WRITE retires them.  Returns 1 when posted. */
+int uct_pvrdma_ep_retire(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    if ((ep->txq.signaled > 0) || (ep->txq.posted_sn == ep->txq.acked_sn) ||
+        (ep->batch.len > 0) || !uct_pvrdma_ep_flush_write_admits(iface, ep)) {
+        return 0;
+    }
+    return uct_pvrdma_ep_post_flush_write(iface, ep) == UCS_OK;
 }
 
 
@@ -413,6 +435,126 @@ int uct_pvrdma_ep_is_peer(uct_ep_h tl_ep, const uct_device_addr_t *dev_addr,
 /*  Class                                                                  */
 /* ----------------------------------------------------------------------- */
 
+/* An RC QP for the ep, a credit slot, a new connection id and PSN, and the
+ * connection exchange started: at its first connection and each time the
+ * connection budget reopens it (pvrdma_budget.c).  On failure the ep is as
+ * it was (no QP). */
+ucs_status_t uct_pvrdma_ep_open_qp(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+    ucs_status_t status;
+
+    /* receives only for credit messages, if the connection turns out to be
+     * send/recv-only (the CONN_REP says) */
+    status = uct_pvrdma_iface_create_rc_qp(iface, UCT_PVRDMA_CREDIT_RX_LEN,
+                                           &ep->txq.qp);
+    if (status != UCS_OK) {
+        ep->txq.qp = NULL;
+        return status;
+    }
+
+    status = uct_pvrdma_slot_get(iface, &ep->slot_chunk, &ep->slot_index);
+    if (status != UCS_OK) {
+        ibv_destroy_qp(ep->txq.qp);
+        ep->txq.qp = NULL;
+        return status;
+    }
+
+    ep->txq.kind       = UCT_PVRDMA_QP_EP;
+    ep->txq.avail      = iface->config.tx_queue_len;
+    ep->txq.moderation = iface->config.tx_moderation;
+    ep->txq.unsignaled = 0;
+    ep->txq.signaled   = 0;
+    ep->txq.posted_sn  = 0;
+    ep->txq.acked_sn   = 0;
+    ep->credit_rx_len  = 0;
+    ep->state          = UCT_PVRDMA_EP_CONNECTING;
+    ep->fence          = 0;
+    ep->conn_id        = iface->iface_uuid + (++iface->conn.seq);
+    ep->psn            = pvrdma_common_psn_new();
+    ep->credits_seen   = 0;
+    ep->fail_why       = NULL;
+    memset(&ep->credits, 0, sizeof(ep->credits));
+    memset(&ep->alive, 0, sizeof(ep->alive));
+    memset(&ep->kick, 0, sizeof(ep->kick));
+    ep->budget.am_sent  = 0;
+    ep->budget.lru_sn   = 0;
+    ep->budget.lru_time = ucs_get_time();
+    ep->budget.refused  = 0;
+    if (ep->budget.opens++ > 0) {
+        uct_pvrdma_ep_tag_add(ep); /* its last was dropped at its close */
+    }
+    if (++iface->budget.held > iface->budget.held_max) {
+        iface->budget.held_max = iface->budget.held;
+    }
+
+    uct_pvrdma_iface_qp_add(iface, &ep->txq);
+    return uct_pvrdma_conn_start(ep);
+}
+
+
+/* Give back what the ep's connection holds: QP, credit slot, credit
+ * receives.  Nothing of it may be in flight any more (destroy: cancelled
+ * by the caller; close: the peer agreed), and the QP is off the iface's
+ * lookup (uct_pvrdma_iface_qp_remove). */
+static void uct_pvrdma_ep_release_qp(uct_pvrdma_iface_t *iface,
+                                     uct_pvrdma_ep_t *ep)
+{
+    unsigned i;
+    int ret;
+
+    ret = ibv_destroy_qp(ep->txq.qp);
+    if (ret != 0) {
+        ucs_warn("pvrdma: ibv_destroy_qp(0x%x) failed: %s",
+                 ep->txq.qp->qp_num, strerror(ret));
+    }
+    ep->txq.qp = NULL;
+    --iface->budget.held;
+    uct_pvrdma_slot_put(ep->slot_chunk, ep->slot_index);
+    /* The credit receives hold registered slots, not pool buffers: they
+     * go back here, whether or not their flushes ever reach the CQ (if
+     * they do, the QP is unknown by then and they are ignored); their CQ
+     * entries are zombies until the CQ has been drained. */
+    if (ep->credit_rx_len > 0) {
+        for (i = 0; i < ep->credit_rx_len; ++i) {
+            uct_pvrdma_slot_put(ep->credit_rx[i].chunk,
+                                ep->credit_rx[i].index);
+        }
+        iface->cq_acct.rx_reserved -= ep->credit_rx_len;
+        iface->cq_acct.budget      += ep->credit_rx_len;
+        uct_pvrdma_iface_zombie_add(iface, ep->credit_rx_len);
+        ep->credit_rx_len = 0;
+    }
+}
+
+
+/* The peer agreed to close the connection for the connection budget
+ * (pvrdma_budget.c): nothing is queued or in flight on it either way (a
+ * credit SEND its channel posted before agreeing reached our CQ ahead of
+ * the CLOSE_ACK, which the UD QP completes on the same CQ, so it was
+ * handled while the QP was ours).  The ep stays, CLOSED, without a QP,
+ * until a send opens it again; its credits in AM immediates stop (our
+ * channel from the peer returns them by WRITE or SEND meanwhile). */
+void uct_pvrdma_ep_close_qp(uct_pvrdma_ep_t *ep)
+{
+    uct_pvrdma_iface_t *iface = ucs_derived_of(ep->super.super.iface,
+                                               uct_pvrdma_iface_t);
+
+    ucs_assert(ep->state == UCT_PVRDMA_EP_CLOSING);
+    uct_pvrdma_ep_unpair_chan(ep);
+    /* a new tag when it reopens: credits for the closed connection that
+     * the peer's AMs still carry then find no ep, rather than the new
+     * connection (whose receives they do not count) */
+    uct_pvrdma_ep_tag_remove(ep);
+    uct_pvrdma_iface_qp_remove(iface, &ep->txq);
+    uct_pvrdma_ep_release_qp(iface, ep);
+    ep->state = UCT_PVRDMA_EP_CLOSED;
+    ucs_debug("pvrdma: ep %p closed for the connection budget (%u of %u "
+              "held)", ep, iface->budget.held, iface->budget.max);
+}
+
+
 static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(params->iface,
@@ -435,18 +577,20 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     self->peer_lid    = remote.lid;
     self->peer_ud_qpn = uct_pvrdma_iface_addr_qpn(params->iface_addr);
     uct_pvrdma_iface_addr_secret(params->iface_addr, self->peer_secret);
-    self->state       = UCT_PVRDMA_EP_CONNECTING;
+    /* no QP until the connection budget gives it one (at once when the
+     * budget has room): CLOSED, nothing posted */
+    self->state       = UCT_PVRDMA_EP_CLOSED;
     self->status      = UCS_OK;
     self->fence       = 0;
     self->batch.head  = self->batch.tail = NULL;
     self->batch.len   = 0;
     self->batch.turn  = 0;
     self->ah          = NULL;
-    self->conn_id     = iface->iface_uuid + (++iface->conn.seq);
-    self->psn         = pvrdma_common_psn_new();
+    self->conn_id     = 0;
     self->credits_seen    = 0;
     memset(&self->alive, 0, sizeof(self->alive));
     memset(&self->kick, 0, sizeof(self->kick));
+    memset(&self->budget, 0, sizeof(self->budget));
     self->fail_why        = NULL;
     self->in_pending_list = 0;
     self->rev_chan        = NULL;
@@ -454,48 +598,20 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_ep_t, const uct_ep_params_t *params)
     ucs_queue_head_init(&self->pending);
     self->dispatching     = 0;
     memset(&self->credits, 0, sizeof(self->credits));
+    memset(&self->txq, 0, sizeof(self->txq));
+    self->txq.kind        = UCT_PVRDMA_QP_EP;
+    self->credit_rx_len   = 0;
 
-    /* receives only for credit messages, if the connection turns out to be
-     * send/recv-only (the CONN_REP says) */
-    status = uct_pvrdma_iface_create_rc_qp(iface, UCT_PVRDMA_CREDIT_RX_LEN,
-                                           &self->txq.qp);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-    self->txq.kind       = UCT_PVRDMA_QP_EP;
-    self->txq.avail      = iface->config.tx_queue_len;
-    self->txq.moderation = iface->config.tx_moderation;
-    self->credit_rx_len  = 0;
-    self->txq.unsignaled = 0;
-    self->txq.signaled   = 0;
-    self->txq.posted_sn  = 0;
-    self->txq.acked_sn   = 0;
-
-    status = uct_pvrdma_slot_get(iface, &self->slot_chunk, &self->slot_index);
-    if (status != UCS_OK) {
-        goto err_qp;
-    }
-
-    uct_pvrdma_iface_qp_add(iface, &self->txq);
     ucs_list_add_tail(&iface->eps, &self->list);
     uct_pvrdma_ep_tag_add(self);
 
-    status = uct_pvrdma_conn_start(self);
+    status = uct_pvrdma_budget_connect(self);
     if (status != UCS_OK) {
-        goto err_list;
+        uct_pvrdma_ep_tag_remove(self);
+        ucs_list_del(&self->list);
+        return status;
     }
-
     return UCS_OK;
-
-err_list:
-    uct_pvrdma_ep_tag_remove(self);
-    ucs_list_del(&self->list);
-    uct_pvrdma_iface_qp_remove(iface, &self->txq);
-    uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
-err_qp:
-    ibv_destroy_qp(self->txq.qp);
-    return status;
 }
 
 
@@ -503,15 +619,15 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
 {
     uct_pvrdma_iface_t *iface = ucs_derived_of(self->super.super.iface,
                                                uct_pvrdma_iface_t);
-    unsigned i;
-    int ret;
 
     if (self->state == UCT_PVRDMA_EP_CONNECTING) {
         --iface->conn.num_connecting;
     }
-    if (self->state != UCT_PVRDMA_EP_FAILED) {
+    uct_pvrdma_budget_ep_cleanup(self);
+    if ((self->state != UCT_PVRDMA_EP_FAILED) && (self->txq.qp != NULL)) {
         /* let the peer free its passive channel, which exists if it got a
-         * request: resent until acknowledged (pvrdma_conn.c) */
+         * request: resent until acknowledged (pvrdma_conn.c); a closed ep
+         * has none there */
         uct_pvrdma_conn_disconnect(self);
     }
 
@@ -524,29 +640,15 @@ static UCS_CLASS_CLEANUP_FUNC(uct_pvrdma_ep_t)
     /* AMs still waiting for their WR list (a destroy without a flush) are
      * cancelled with the rest below, never posted */
     uct_pvrdma_ep_batch_drop(self);
-    uct_pvrdma_iface_qp_remove(iface, &self->txq);
+    if (self->txq.qp != NULL) {
+        uct_pvrdma_iface_qp_remove(iface, &self->txq);
+    }
 
     /* outstanding work is cancelled, as UCT requires on destroy */
     uct_pvrdma_ep_release_descs(self, UINT64_MAX, UCS_ERR_CANCELED);
 
-    ret = ibv_destroy_qp(self->txq.qp);
-    if (ret != 0) {
-        ucs_warn("pvrdma: ibv_destroy_qp(0x%x) failed: %s",
-                 self->txq.qp->qp_num, strerror(ret));
-    }
-    uct_pvrdma_slot_put(self->slot_chunk, self->slot_index);
-    /* The credit receives hold registered slots, not pool buffers: they
-     * go back here, whether or not their flushes ever reach the CQ (if
-     * they do, the QP is unknown by then and they are ignored); their CQ
-     * entries are zombies until the CQ has been drained. */
-    if (self->credit_rx_len > 0) {
-        for (i = 0; i < self->credit_rx_len; ++i) {
-            uct_pvrdma_slot_put(self->credit_rx[i].chunk,
-                                self->credit_rx[i].index);
-        }
-        iface->cq_acct.rx_reserved -= self->credit_rx_len;
-        iface->cq_acct.budget      += self->credit_rx_len;
-        uct_pvrdma_iface_zombie_add(iface, self->credit_rx_len);
+    if (self->txq.qp != NULL) {
+        uct_pvrdma_ep_release_qp(iface, self);
     }
 }
 

@@ -253,6 +253,20 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      ucs_offsetof(uct_pvrdma_iface_config_t, tx_coalesce),
      UCS_CONFIG_TYPE_BOOL},
 
+    {"MAX_CONNECTIONS", "auto",
+     "Most endpoints that hold an RC connection (QP) at once. An endpoint\n"
+     "that needs one beyond it waits while the least recently used idle\n"
+     "connection is closed with its peer's agreement (nothing in flight\n"
+     "either way, every message received), and a closed one reconnects on\n"
+     "its next send; one that waits a third of UCX_PVRDMA_CONN_TIMEOUT\n"
+     "connects over the budget. Each connection also costs the peer a QP.\n"
+     "auto: the device's max_qp shared by the processes on this host\n"
+     "(OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or SLURM_NTASKS_PER_NODE,\n"
+     "else one per CPU), two QPs per connection, so a job that fits the\n"
+     "device never closes anything. inf: no budget.",
+     ucs_offsetof(uct_pvrdma_iface_config_t, max_connections),
+     UCS_CONFIG_TYPE_ULUNITS},
+
     {"UD_RX_QUEUE_LEN", "64",
      "Receive buffers of the UD QP that carries connection requests.",
      ucs_offsetof(uct_pvrdma_iface_config_t, ud_rx_len),
@@ -619,6 +633,10 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     }
     (void)pvrdma_common_retry_counters_read(self->md->dev_name, self->port_num,
                                             &self->retries_at_open);
+    status = uct_pvrdma_iface_budget_init(self, config);
+    if (status != UCS_OK) {
+        return status;
+    }
 
     status = uct_pvrdma_iface_init_profile(self, config);
     if (status != UCS_OK) {

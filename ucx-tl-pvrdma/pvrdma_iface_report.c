@@ -130,7 +130,8 @@ static void uct_pvrdma_iface_print_retries(uct_pvrdma_iface_t *iface)
 
 /* The machine-readable line of the iface's close: every count the bed
  * tests read, at diag level when something on a shared fabric or in the
- * connection set-up went wrong (as the lines for people), else debug. */
+ * connection set-up went wrong (as the lines for people), or the
+ * connection budget closed connections, else debug. */
 static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
                                             unsigned chans_open)
 {
@@ -139,6 +140,8 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
                              (iface->conn.chans_reaped > 0) ||
                              (iface->conn.reqs_capped > 0) ||
                              (iface->conn.discs_expired > 0) ||
+                             (iface->budget.closes > 0) ||
+                             (iface->budget.overruns > 0) ||
                              (chans_open > 0)) ?
                             UCS_LOG_LEVEL_DIAG : UCS_LOG_LEVEL_DEBUG;
     struct pvrdma_common_counters c;
@@ -178,6 +181,7 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     pvrdma_common_counters_add(&c, "reqs_capped", iface->conn.reqs_capped);
     pvrdma_common_counters_add(&c, "discs_acked", iface->conn.discs_acked);
     pvrdma_common_counters_add(&c, "discs_expired", iface->conn.discs_expired);
+    uct_pvrdma_budget_counters_add(iface, &c);
     ucs_log(level, "pvrdma: %s", pvrdma_common_counters_str(&c));
 }
 

@@ -91,14 +91,20 @@ uct_pvrdma_txq_retire(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
 }
 
 
-/** Why an ep that is not (fully) connected cannot post. */
+/** Why an ep that is not (fully) connected cannot post.  One the
+ *  connection budget closed is opened again by this send (pvrdma_budget.c):
+ *  UCP queues the send and the connection dispatches it. */
 static UCS_F_NOINLINE ucs_status_t
-uct_pvrdma_ep_state_status(const uct_pvrdma_ep_t *ep)
+uct_pvrdma_ep_state_status(uct_pvrdma_ep_t *ep)
 {
     switch (ep->state) {
     case UCT_PVRDMA_EP_FAILED:
         return ep->status;
+    case UCT_PVRDMA_EP_CLOSED:
+        (void)uct_pvrdma_budget_connect(ep);
+        return UCS_ERR_NO_RESOURCE;
     case UCT_PVRDMA_EP_CONNECTING:
+    case UCT_PVRDMA_EP_CLOSING:
         return UCS_ERR_NO_RESOURCE;
     default:
         /* CONNECTED_SR asked for a PUT: the connection has no RDMA WRITE */
@@ -453,6 +459,7 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
          * admission of the next AM and the flush see it */
         uct_pvrdma_ep_batch_add(iface, ep, wr, desc, signal);
         uct_pvrdma_ep_track_desc(ep, desc);
+        ++ep->budget.am_sent;
         return UCS_OK;
     }
 
@@ -469,6 +476,7 @@ uct_pvrdma_ep_am_post(uct_pvrdma_iface_t *iface, uct_pvrdma_ep_t *ep,
     if (desc != NULL) {
         uct_pvrdma_ep_track_desc(ep, desc);
     }
+    ++ep->budget.am_sent;
     return UCS_OK;
 }
 

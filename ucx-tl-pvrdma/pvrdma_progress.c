@@ -323,6 +323,8 @@ static int uct_pvrdma_iface_only_waiting(uct_pvrdma_iface_t *iface)
            (iface->conn.num_connecting == 0) &&
            (iface->conn.num_unconfirmed == 0) &&
            (iface->conn.num_discs == 0) &&
+           (iface->budget.num_waiting == 0) &&
+           (iface->budget.closing == 0) &&
            !iface->ud.dgram.resetting &&
            !iface->ud.dgram.broken &&
            ucs_list_is_empty(&iface->pending_eps) &&
@@ -401,7 +403,10 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
 out:
     if (ucs_unlikely((iface->conn.num_connecting > 0) ||
                      (iface->conn.num_unconfirmed > 0) ||
-                     (iface->conn.num_discs > 0))) {
+                     (iface->conn.num_discs > 0) ||
+                     (iface->budget.num_waiting > 0) ||
+                     (iface->budget.closing > 0) ||
+                     (iface->budget.held > iface->budget.max))) {
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {

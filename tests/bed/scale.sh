@@ -18,8 +18,10 @@
 #                   defaults)
 #   SCALE_ARGS      mpi_check tests of the btl and ucx runs (default allpairs)
 #   SCALE_DEV       device (default: the first one ibv_devices lists)
-#   SCALE_BUDGET    btl_pvrdma_max_connections of the budget run (default 4)
-#   SCALE_ONLY="…"  sections: btl budget ucx smallcq toosmall (unset: all)
+#   SCALE_BUDGET    btl_pvrdma_max_connections and UCX_PVRDMA_MAX_CONNECTIONS
+#                   of the budget runs (default 4)
+#   SCALE_ONLY="…"  sections: btl budget ucx ucxbudget smallcq toosmall
+#                   (unset: all)
 #   SCALE_TIMEOUT   seconds per MPI run (default 900)
 . "$(dirname "$0")/lib.sh"
 watch_nodes
@@ -123,6 +125,33 @@ if want ucx; then
     log=$(log_name "$name")
     grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
         fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+fi
+
+# The connection budget over pml ucx (issue 36): at most SCALE_BUDGET
+# endpoints per rank hold an RC QP, so with every peer in use each rank
+# closes idle connections (with the peer's agreement) and reopens them;
+# every byte of all pairs (eager and rendezvous sizes) and of an
+# MPI_Alltoallv is checked, UCP must have chosen our transport, and every
+# rank's iface must report closes and reopens (its counters line is at
+# diag level once the budget closed one; info prints UCP's report too).
+name="scale pml ucx ${NHOSTS}x$URPN budget of $BUDGET connections"
+if want ucxbudget; then
+    UNP=$((NHOSTS * URPN))
+    mpi_check_run "$name" "$T" -np "$UNP" --map-by node --oversubscribe \
+        "${UCX[@]}" -x UCX_LOG_LEVEL=info -x "UCX_PVRDMA_MAX_CONNECTIONS=$BUDGET" \
+        -- allpairs alltoallv
+    log=$(log_name "$name")
+    grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
+        fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+    v=$(counters_sum iface_close "conn_closes conn_reopens conn_close_refusals conn_overruns conn_closes_agreed" "$log")
+    read -r closes reopens refusals overruns agreed <<<"$v"
+    held=$(counters_max iface_close "eps_max" "$log")
+    ifaces=$(counters iface_close "conn_budget" "$log" | grep -cx "$BUDGET")
+    if [ "${ifaces:-0}" -ge "$UNP" ] && [ "${closes:-0}" -gt 0 ] && [ "${reopens:-0}" -gt 0 ]; then
+        pass "$name: $ifaces ifaces of $UNP ranks at a budget of $BUDGET: $closes connections closed by agreement ($agreed agreed by peers), $reopens reopened, $refusals refusals, $overruns made over the budget, at most $held endpoints with a QP in a rank"
+    else
+        fail "$name: connections closed and reopened" "$ifaces ifaces of $UNP ranks with budget $BUDGET; closes/reopens/refusals/overruns/agreed '${v:-no counters}' (log: $log)"
+    fi
 fi
 
 # The same per-rank limit as on a device whose CQ holds few peers: per-QP

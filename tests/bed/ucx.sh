@@ -537,6 +537,8 @@ if want "bad input"; then
         ucx_perftest -l -t am_lat $UCT -n 10
     check_fails "bad input: UCX_PVRDMA_SEG_SIZE=16" 120 'invalid UCX_PVRDMA_SEG_SIZE=16: must be 64\.\.' \
         env "$PRELOAD" UCX_PVRDMA_SEG_SIZE=16 ucx_perftest -l -t am_lat $UCT -n 10
+    check_fails "bad input: UCX_PVRDMA_MAX_CONNECTIONS=0" 120 'invalid UCX_PVRDMA_MAX_CONNECTIONS=0: must be at least 1' \
+        env "$PRELOAD" UCX_PVRDMA_MAX_CONNECTIONS=0 ucx_perftest -l -t am_lat $UCT -n 10
     check_fails "bad input: UCX_PVRDMA_PATH_MTU=1000" 120 'invalid UCX_PVRDMA_PATH_MTU=1000: must be 0' \
         env "$PRELOAD" UCX_PVRDMA_PATH_MTU=1000 ucx_perftest -l -t am_lat $UCT -n 10
     check_fails "bad input: UCX_PVRDMA_GID_INDEX=200" 120 'no usable GID \(UCX_PVRDMA_GID_INDEX=200\)' \
