@@ -303,15 +303,14 @@ if data_part core; then
             fail "meter: $what, a rank waiting 3 s rings at most 3000 CQ polls (idle spin ${IDLE_SPIN_MS} ms, poll interval ${IDLE_POLL_MS} ms)" "$p CQ polls ($f)"
         fi
     done
-    # MPI_Alltoall of 8 ranks (issue 38), 4 per node: 2 rounds of 64 KiB
+    # MPI_Alltoall of 8 ranks (issue 38), 4 per node: 4 rounds of 64 KiB
     # to every peer (8 KiB copy fragments here), every block checked; 3 of
     # a rank's 7 peers share its node and go through the device too.  Per
-    # node, 4 ranks x 7 peers x 2 rounds = 56 blocks; one WR per fragment
-    # would be 9 send doorbells per block.  Measured 2026-11-29 with 4
-    # rounds (two runs, per node): 2.42-2.57 over the BTL and 1.90-2.10
-    # over pml ucx, against 8.0-8.5 and 7.1-7.7 with send coalescing off;
-    # the bound is 3.5.  2 rounds since 2026-11-29 (CI's time).
-    A2A_BLOCKS=56
+    # node, 4 ranks x 7 peers x 4 rounds = 112 blocks; one WR per fragment
+    # would be 9 send doorbells per block.  Measured 2026-11-29 (two runs,
+    # per node): 2.42-2.57 over the BTL and 1.90-2.10 over pml ucx, against
+    # 8.0-8.5 and 7.1-7.7 with send coalescing off; the bound is 3.5.
+    A2A_BLOCKS=112
     MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl-a2a" mpi_check_run "btl 2x4 metered alltoall" 600 \
         -np 8 --map-by node --oversubscribe --mca pml ob1 --mca btl pvrdma,self \
         --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" -- metered_a2a

@@ -327,9 +327,7 @@ void test_metered(void)
  * 9 send doorbells per block) */
 void test_metered_a2a(void)
 {
-    /* 2 measured rounds (4 until 2026-11-29: CI's time; the count per
-     * block was the same, 2.4-2.6 BTL, 1.9-2.1 ucx, with either) */
-    enum { BLK = 64 * 1024, ROUNDS = 2 };
+    enum { BLK = 64 * 1024, ROUNDS = 4 };
     unsigned char *s = malloc((size_t) BLK * nprocs), *r = malloc((size_t) BLK * nprocs);
 
     if (s == NULL || r == NULL) {
