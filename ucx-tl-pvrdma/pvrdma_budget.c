@@ -135,13 +135,18 @@ static void uct_pvrdma_budget_send_close(uct_pvrdma_ep_t *ep)
 }
 
 
-/* Nothing of ours queued, batched or in flight on the ep's connection:
- * its AM count is final, and closing it loses nothing. */
+/* Nothing of ours queued or batched on the ep's connection */
+static int uct_pvrdma_budget_ep_quiet(uct_pvrdma_ep_t *ep)
+{
+    return !ep->dispatching && ucs_queue_is_empty(&ep->pending) &&
+           (ep->batch.len == 0);
+}
+
+
+/* ... nor in flight: its AM count is final, and closing it loses nothing */
 static int uct_pvrdma_budget_ep_idle(uct_pvrdma_ep_t *ep)
 {
-    return uct_pvrdma_ep_is_connected(ep) && !ep->dispatching &&
-           ucs_queue_is_empty(&ep->pending) && (ep->batch.len == 0) &&
-           ucs_queue_is_empty(&ep->outstanding) &&
+    return ucs_queue_is_empty(&ep->outstanding) &&
            (ep->txq.posted_sn == ep->txq.acked_sn);
 }
 
@@ -168,7 +173,12 @@ static uct_pvrdma_ep_t *uct_pvrdma_budget_pick(uct_pvrdma_iface_t *iface,
             (now - ep->budget.refused < iface->config.conn_retry)) {
             continue;
         }
+        if (!uct_pvrdma_budget_ep_quiet(ep)) {
+            continue;
+        }
         if (!uct_pvrdma_budget_ep_idle(ep)) {
+            /* only unsignalled WRs left, maybe: retire them (nothing is
+             * posted while a signalled WR is on its way) */
             (void)uct_pvrdma_ep_retire(ep);
             continue;
         }

@@ -309,8 +309,7 @@ void uct_pvrdma_conn_progress(uct_pvrdma_iface_t *iface)
     ucs_time_t now = ucs_get_time();
     int looked     = 0;
 
-    if ((iface->budget.num_waiting > 0) || (iface->budget.closing > 0) ||
-        (iface->budget.held > iface->budget.max)) {
+    if (uct_pvrdma_iface_budget_active(iface)) {
         uct_pvrdma_budget_progress(iface, now, &looked);
     }
 

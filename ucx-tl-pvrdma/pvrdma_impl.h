@@ -91,6 +91,17 @@ uct_pvrdma_txq_retire(uct_pvrdma_iface_t *iface, uct_pvrdma_txq_t *txq,
 }
 
 
+/** The connection budget has work for progress (pvrdma_budget.c): eps
+ *  wait for a slot, closes are open, or eps over the budget are to be
+ *  closed again. */
+static UCS_F_ALWAYS_INLINE int
+uct_pvrdma_iface_budget_active(const uct_pvrdma_iface_t *iface)
+{
+    return (iface->budget.num_waiting > 0) || (iface->budget.closing > 0) ||
+           (iface->budget.held > iface->budget.max);
+}
+
+
 /** Why an ep that is not (fully) connected cannot post.  One the
  *  connection budget closed is opened again by this send (pvrdma_budget.c):
  *  UCP queues the send and the connection dispatches it. */

@@ -404,9 +404,7 @@ out:
     if (ucs_unlikely((iface->conn.num_connecting > 0) ||
                      (iface->conn.num_unconfirmed > 0) ||
                      (iface->conn.num_discs > 0) ||
-                     (iface->budget.num_waiting > 0) ||
-                     (iface->budget.closing > 0) ||
-                     (iface->budget.held > iface->budget.max))) {
+                     uct_pvrdma_iface_budget_active(iface))) {
         uct_pvrdma_conn_progress(iface);
     }
     if (!ucs_list_is_empty(&iface->pending_eps)) {
