@@ -496,7 +496,6 @@ typedef struct uct_pvrdma_iface_conn {
  *  for an ep that needs one.  Reset by uct_pvrdma_iface_budget_init. */
 typedef struct uct_pvrdma_iface_budget {
     unsigned                   max;         /**< UCX_PVRDMA_MAX_CONNECTIONS */
-    char                       why[128];    /**< how max was chosen */
     unsigned                   held;        /**< eps holding an RC QP */
     unsigned                   held_max;    /**< most at once */
     unsigned                   closing;     /**< eps in CLOSING */

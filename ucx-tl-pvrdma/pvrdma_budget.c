@@ -83,6 +83,7 @@ ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
     unsigned max_qp                   = (unsigned)iface->md->dev_attr.max_qp;
     const char *src;
     unsigned procs;
+    char why[128];  /* how max was chosen, for the debug line */
 
     memset(budget, 0, sizeof(*budget));
     ucs_list_head_init(&budget->waiting);
@@ -95,14 +96,14 @@ ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
         budget->max = (config->max_connections == UCS_ULUNITS_INF) ?
                       UINT_MAX : (unsigned)ucs_min(config->max_connections,
                                                    UINT_MAX);
-        ucs_snprintf_zero(budget->why, sizeof(budget->why),
+        ucs_snprintf_zero(why, sizeof(why),
                           "UCX_PVRDMA_MAX_CONNECTIONS");
     } else {
         /* two QPs per connection on each side: our ep's, and the passive
          * channel of the peer's ep to us; one QP stays for the UD QP */
         procs       = uct_pvrdma_budget_local_procs(&src);
         budget->max = (max_qp > procs) ? (max_qp - procs) / (2 * procs) : 1;
-        ucs_snprintf_zero(budget->why, sizeof(budget->why),
+        ucs_snprintf_zero(why, sizeof(why),
                           "auto: max_qp %u shared by %u processes (%s), 2 "
                           "QPs per connection", max_qp, procs, src);
     }
@@ -111,7 +112,7 @@ ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
     }
     ucs_debug("pvrdma: %s:%d: connection budget %u endpoints with an RC QP "
               "(%s)", iface->md->dev_name, iface->port_num, budget->max,
-              budget->why);
+              why);
     return UCS_OK;
 }
 
