@@ -203,10 +203,8 @@ typedef struct mca_btl_pvrdma_module_t {
         uint64_t reopens;     /**< connections made to a peer we had closed */
         uint64_t refusals;    /**< CLOSE requests refused (ours and theirs) */
         uint64_t overruns;    /**< connections made over the budget */
-        uint64_t rx_abandoned; /**< receives of a closed QP the device never flushed */
-        struct mca_btl_pvrdma_drain *drains; /**< closed QPs whose receives flush */
-        uint32_t ndrains;
-        uint32_t drains_cap;
+        uint64_t rx_reclaimed; /**< receives taken back from closed QPs */
+        uint64_t rx_stale;    /**< completions of closed QPs, ignored */
     } budget;
     /** the port's retry counters when opened: at close the difference says
      *  whether the run lost packets (btl_base_verbose 10) */

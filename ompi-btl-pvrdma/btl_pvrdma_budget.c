@@ -3,7 +3,7 @@
 /**
  * @file btl_pvrdma_budget.c
  * @brief The connection budget: which connection to close for a new peer,
- *        the close agreement, and the closed QPs' receives (see
+ *        and the close agreement (see
  *        btl_pvrdma_budget.h for the why and the protocol).
  */
 #include "opal_config.h"
@@ -17,21 +17,7 @@
 #include "btl_pvrdma_budget.h"
 #include "btl_pvrdma_cm.h"
 #include "btl_pvrdma_endpoint.h"
-#include "btl_pvrdma_frag.h"
 
-/** A closed connection's QP in the error state while its receives (no
- *  SRQ) come back flushed: destroyed when all are back, or at the deadline
- *  on a device that never flushes them (QEMU's model). */
-struct mca_btl_pvrdma_drain {
-    struct ibv_qp *qp;
-    uint32_t qpn;
-    uint32_t rx_left;   /**< receives not yet flushed back */
-    uint32_t cq_need;   /**< CQ entries they may still take */
-    uint64_t deadline_us;
-};
-
-/* How long a closed QP's receives may take to flush back. */
-#define BUDGET_DRAIN_US 2000000u
 /* A peer that refused to close is not asked again sooner (it kicked
  * what kept its send queue from emptying: a round trip or two). */
 #define BUDGET_REFUSED_US 20000u
@@ -106,38 +92,14 @@ void mca_btl_pvrdma_budget_wait(mca_btl_pvrdma_endpoint_t *ep)
                            module->budget.max);
 }
 
-/** Destroy a closed QP and give back what it held: its CQ share, its slot,
- *  and the @p rx_left receives that never flushed back (those buffers stay
- *  out of the free list; a late flush finds them in budget_drained). */
-static void qp_release(mca_btl_pvrdma_module_t *module, struct ibv_qp *qp, uint32_t rx_left,
-                       uint32_t cq_need)
-{
-    if (rx_left > 0) {
-        module->budget.rx_abandoned += rx_left;
-        module->recvs_posted -= rx_left < module->recvs_posted ? rx_left : module->recvs_posted;
-    }
-    (void) ibv_destroy_qp(qp);
-    module->cq_committed -= cq_need;
-    module->peers_connected--;
-}
-
-/** Destroy a drained (or given up) QP and drop its record. */
-static void drain_end(mca_btl_pvrdma_module_t *module, uint32_t i)
-{
-    struct mca_btl_pvrdma_drain *d = &module->budget.drains[i];
-
-    qp_release(module, d->qp, d->rx_left, d->cq_need);
-    module->budget.drains[i] = module->budget.drains[--module->budget.ndrains];
-}
-
-/** Close our side of an agreed close: the QP goes (now with an SRQ, after
- *  its receives flushed back without), the endpoint is CLOSED and
- *  reconnects at once if work for the peer queued meanwhile. */
+/** Close our side of an agreed close: the QP is destroyed at once and its
+ *  receive buffers taken back (a device need not flush them: QEMU's model
+ *  never does), the endpoint is CLOSED and reconnects at once if work for
+ *  the peer queued meanwhile. */
 static void close_finish(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
     uint32_t qpn, peer_qpn = ep->peer_rc.qpn, rx, cq;
-    struct ibv_qp *qp;
 
     if (NULL == ep->qp) {
         return;   /* closed already (a nested handling of the same close) */
@@ -147,24 +109,14 @@ static void close_finish(mca_btl_pvrdma_endpoint_t *ep)
         module->budget.closing--;
         module->connecting_count--;
     }
-    qp = mca_btl_pvrdma_endpoint_detach_qp(ep, &rx, &cq);
-    if (rx > 0 && module->budget.ndrains == module->budget.drains_cap) {
-        uint32_t cap = module->budget.drains_cap ? 2 * module->budget.drains_cap : 8;
-        void *p = realloc(module->budget.drains, cap * sizeof(*module->budget.drains));
-
-        if (NULL != p) {
-            module->budget.drains = p;
-            module->budget.drains_cap = cap;
-        }
-    }
-    if (rx > 0 && module->budget.ndrains < module->budget.drains_cap &&
-        0 == pvrdma_common_qp_to_err(qp)) {
-        module->budget.drains[module->budget.ndrains++] = (struct mca_btl_pvrdma_drain) {
-            .qp = qp, .qpn = qpn, .rx_left = rx, .cq_need = cq,
-            .deadline_us = pvrdma_common_now_us() + BUDGET_DRAIN_US};
-    } else {
-        qp_release(module, qp, rx, cq);
-    }
+    rx = mca_btl_pvrdma_endpoint_destroy_conn(ep, &cq);
+    module->budget.rx_reclaimed += rx;
+    /* Its CQ share is free at once: both sides agreed that every message
+     * was received (so none of its receives can complete) and every send
+     * retired, and a QP destroyed without the error state flushes nothing.
+     * (Holding the share until a poll emptied the CQ made a busy rank's
+     * connects fail "CQ full" at 4 x 8 with per-QP queues.) */
+    module->cq_committed -= cq;
     ep->closed_qpn = qpn;
     ep->closed_peer_qpn = peer_qpn;
     ep->had_connection = true;
@@ -339,19 +291,10 @@ int mca_btl_pvrdma_budget_progress(mca_btl_pvrdma_module_t *module)
     uint64_t now;
     int count = 0;
 
-    if (0 == module->budget.waiting && 0 == module->budget.ndrains &&
-        module->peers_connected <= module->budget.max) {
+    if (0 == module->budget.waiting && module->peers_connected <= module->budget.max) {
         return 0;
     }
     now = pvrdma_common_now_us();
-    for (uint32_t i = 0; i < module->budget.ndrains;) {
-        if (now >= module->budget.drains[i].deadline_us) {
-            drain_end(module, i);   /* moves the last record to i */
-            count++;
-        } else {
-            ++i;
-        }
-    }
     /* free slots to the waiting, or over the budget after the connect
      * timeout: a budget must never stop a job */
     OPAL_LIST_FOREACH(ep, &module->endpoints, mca_btl_pvrdma_endpoint_t) {
@@ -392,42 +335,4 @@ int mca_btl_pvrdma_budget_progress(mca_btl_pvrdma_module_t *module)
         }
     }
     return count;
-}
-
-bool mca_btl_pvrdma_budget_drained(mca_btl_pvrdma_module_t *module,
-                                   mca_btl_pvrdma_frag_t *frag, const struct ibv_wc *wc)
-{
-    if (IBV_WC_WR_FLUSH_ERR != wc->status) {
-        return false;   /* a message on a closed connection: not agreed, an error */
-    }
-    for (uint32_t i = 0; i < module->budget.ndrains; ++i) {
-        struct mca_btl_pvrdma_drain *d = &module->budget.drains[i];
-
-        if (d->qpn != wc->qp_num) {
-            continue;
-        }
-        mca_btl_pvrdma_frag_return(frag);
-        module->recvs_posted--;
-        if (0 == --d->rx_left) {
-            drain_end(module, i);
-        }
-        return true;
-    }
-    /* flushed after its QP was given up on: the buffer is ours again */
-    if (module->budget.rx_abandoned > 0) {
-        module->budget.rx_abandoned--;
-        mca_btl_pvrdma_frag_return(frag);
-        return true;
-    }
-    return false;
-}
-
-void mca_btl_pvrdma_budget_fini(mca_btl_pvrdma_module_t *module)
-{
-    while (module->budget.ndrains > 0) {
-        drain_end(module, module->budget.ndrains - 1);
-    }
-    free(module->budget.drains);
-    module->budget.drains = NULL;
-    module->budget.drains_cap = 0;
 }

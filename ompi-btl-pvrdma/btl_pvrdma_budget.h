@@ -32,7 +32,6 @@
 BEGIN_C_DECLS
 
 struct mca_btl_base_endpoint_t;
-struct mca_btl_pvrdma_frag_t;
 
 /** The close messages (their wire types are btl_pvrdma_cm.c's). */
 enum {
@@ -91,16 +90,6 @@ void mca_btl_pvrdma_budget_close_reply(struct mca_btl_base_endpoint_t *ep,
 /** @brief A CLOSING endpoint's peer opened a new connection: it had agreed
  *  to close (its reply was lost), so close ours now. */
 void mca_btl_pvrdma_budget_close_implied(struct mca_btl_base_endpoint_t *ep);
-
-/** @brief A receive completion of a QP that is no longer its endpoint's
- *  (a closed connection's receives coming back flushed, no SRQ).
- *  @return true when it was one of those (the fragment is taken care of). */
-bool mca_btl_pvrdma_budget_drained(mca_btl_pvrdma_module_t *module,
-                                   struct mca_btl_pvrdma_frag_t *frag,
-                                   const struct ibv_wc *wc);
-
-/** @brief Finalize: destroy what is still draining. */
-void mca_btl_pvrdma_budget_fini(mca_btl_pvrdma_module_t *module);
 
 END_C_DECLS
 

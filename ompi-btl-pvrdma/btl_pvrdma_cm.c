@@ -567,7 +567,7 @@ int mca_btl_pvrdma_cm_progress(mca_btl_pvrdma_module_t *module)
     /* An empty poll is a doorbell (a VM exit on PVRDMA): while nothing is
      * being connected, only look for incoming requests now and then. */
     if (0 == module->connecting_count && 0 == module->cm->ud.tx_busy &&
-        0 == module->budget.waiting && 0 == module->budget.ndrains &&
+        0 == module->budget.waiting &&
         ++module->cm_idle_count < (uint32_t) mca_btl_pvrdma_component.cm_poll_interval) {
         return 0;
     }

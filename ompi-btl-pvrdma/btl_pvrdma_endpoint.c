@@ -54,11 +54,13 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     memset(&ep->kick_watch, 0, sizeof(ep->kick_watch));
     memset(&ep->alive_watch, 0, sizeof(ep->alive_watch));
     OBJ_CONSTRUCT(&ep->pending, opal_list_t);
+    OBJ_CONSTRUCT(&ep->rx_posted, opal_list_t);
 }
 
 static void endpoint_destruct(mca_btl_pvrdma_endpoint_t *ep)
 {
     OBJ_DESTRUCT(&ep->pending);
+    OBJ_DESTRUCT(&ep->rx_posted);
     free(ep->ring);
 }
 
@@ -137,9 +139,31 @@ mca_btl_pvrdma_endpoint_t *mca_btl_pvrdma_endpoint_get(mca_btl_pvrdma_module_t *
     return ep;
 }
 
-/** Chain @p n fresh receive buffers for a per-QP receive queue. */
+/* The fragment of a receive WR in a chain (they are linked by wr.recv.next). */
+static mca_btl_pvrdma_frag_t *recv_wr_frag(struct ibv_recv_wr *wr)
+{
+    return NULL == wr ? NULL :
+        (mca_btl_pvrdma_frag_t *) ((char *) wr - offsetof(mca_btl_pvrdma_frag_t, wr.recv));
+}
+
+/* Receives chained but not posted go back to the free list. */
+static void release_chain(mca_btl_pvrdma_endpoint_t *ep)
+{
+    while (NULL != ep->repost_head) {
+        mca_btl_pvrdma_frag_t *frag = ep->repost_head;
+
+        ep->repost_head = recv_wr_frag(frag->wr.recv.next);
+        mca_btl_pvrdma_frag_return(frag);
+    }
+    ep->repost_count = 0;
+}
+
+/** Post @p n fresh receive buffers on a new QP's receive queue (buffers a
+ *  closed connection's upcalls chained after its close go back first: the
+ *  queue takes n). */
 static int post_qp_receives(mca_btl_pvrdma_endpoint_t *ep, uint32_t n)
 {
+    release_chain(ep);
     for (uint32_t i = 0; i < n; ++i) {
         mca_btl_pvrdma_frag_t *frag = mca_btl_pvrdma_frag_get(&ep->module->recv_frags);
 
@@ -189,32 +213,40 @@ static void error_create_qp(mca_btl_pvrdma_endpoint_t *ep, int err)
     mca_btl_pvrdma_error_connect(ep, why, err);
 }
 
-/* Destroy the RC QP of @p ep, if any, and forget its number. */
-static void destroy_qp(mca_btl_pvrdma_endpoint_t *ep)
+/* Destroy the RC QP of @p ep, if any, and forget its number.  The
+ * receives still posted on it go back to the free list now: the device
+ * writes no more into them, and a completion of theirs left in the CQ
+ * (SoftRoCE) no longer matches them (mca_btl_pvrdma_frag_t.rx_qpn).
+ * @return how many were taken back. */
+static uint32_t destroy_qp(mca_btl_pvrdma_endpoint_t *ep)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
+    opal_list_item_t *item;
+    uint32_t n = 0;
 
-    if (NULL != ep->qp) {
-        (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
-        (void) ibv_destroy_qp(ep->qp);
-        ep->qp = NULL;
-        module->peers_connected--;
+    if (NULL == ep->qp) {
+        return 0;
     }
+    (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, ep->qp->qp_num);
+    (void) ibv_destroy_qp(ep->qp);
+    ep->qp = NULL;
+    module->peers_connected--;
+    while (NULL != (item = opal_list_remove_first(&ep->rx_posted))) {
+        mca_btl_pvrdma_frag_t *frag = (mca_btl_pvrdma_frag_t *) item;
+
+        frag->posted = false;
+        mca_btl_pvrdma_frag_return(frag);
+        n++;
+    }
+    module->recvs_posted -= n < module->recvs_posted ? n : module->recvs_posted;
+    return n;
 }
 
-/* Receives chained but not posted go back to the free list; the send
- * ring goes (a QP that is no more, or is being replaced). */
+/* The chained receives and the send ring go (a QP that is no more, or is
+ * being replaced). */
 static void release_chain_and_ring(mca_btl_pvrdma_endpoint_t *ep)
 {
-    while (NULL != ep->repost_head) {
-        mca_btl_pvrdma_frag_t *frag = ep->repost_head;
-
-        ep->repost_head = NULL == frag->wr.recv.next ? NULL :
-            (mca_btl_pvrdma_frag_t *) ((char *) frag->wr.recv.next -
-                                       offsetof(mca_btl_pvrdma_frag_t, wr.recv));
-        mca_btl_pvrdma_frag_return(frag);
-    }
-    ep->repost_count = 0;
+    release_chain(ep);
     free(ep->ring);
     ep->ring = NULL;
     ep->ring_size = ep->ring_count = ep->ring_head = ep->unsignalled = 0;
@@ -232,7 +264,7 @@ static void rollback_qp(mca_btl_pvrdma_endpoint_t *ep)
                              module->srq_target - ep->rx_grant : 0;
     }
     ep->rx_grant = 0;
-    destroy_qp(ep);
+    (void) destroy_qp(ep);
     release_chain_and_ring(ep);
 }
 
@@ -389,11 +421,24 @@ int mca_btl_pvrdma_endpoint_repost(mca_btl_pvrdma_endpoint_t *ep)
     if (0 == n) {
         return OPAL_SUCCESS;
     }
+    if (OPAL_UNLIKELY(NULL == ep->qp)) {
+        /* closed while these buffers were in an upcall of another thread:
+         * the next QP gets fresh ones */
+        release_chain(ep);
+        return OPAL_SUCCESS;
+    }
     /* the whole list costs one doorbell */
     rc = ibv_post_recv(ep->qp, &ep->repost_head->wr.recv, &bad);
     if (OPAL_UNLIKELY(0 != rc)) {
         mca_btl_pvrdma_error_post(ep, "ibv_post_recv", rc);
         return OPAL_ERROR;
+    }
+    /* listed as posted on this QP, for destroy_qp and the poller */
+    for (mca_btl_pvrdma_frag_t *frag = ep->repost_head; NULL != frag;
+         frag = recv_wr_frag(frag->wr.recv.next)) {
+        frag->posted = true;
+        frag->rx_qpn = ep->qp->qp_num;
+        opal_list_append(&ep->rx_posted, &frag->base.super.super);
     }
     ep->repost_head = NULL;
     ep->repost_count = 0;
@@ -438,7 +483,13 @@ static void post_prepare(mca_btl_pvrdma_endpoint_t *ep, mca_btl_pvrdma_frag_t *f
     }
     ep->last_use = ++module->budget.tick;
     if (MCA_BTL_PVRDMA_FRAG_SEND == frag->kind) {
-        ep->sends_posted++;
+        /* only a SEND takes a receive at the peer: the close agreement
+         * compares this with the peer's recvs_done, and a zero-length
+         * WRITE probe (keepalive or kick at 0 credits) counted here made
+         * that pair refuse every close for the rest of the job */
+        if (IBV_WR_SEND == frag->wr.send.opcode) {
+            ep->sends_posted++;
+        }
     } else if (MCA_BTL_PVRDMA_FRAG_RDMA == frag->kind) {
         /* counted for the bed tests, which assert the rendezvous mode from
          * them (see mca_btl_pvrdma_module_t); the module lock is held */
@@ -628,16 +679,12 @@ int mca_btl_pvrdma_endpoint_connect_now(mca_btl_pvrdma_endpoint_t *ep)
     return OPAL_SUCCESS;
 }
 
-struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
-                                                 uint32_t *rx_posted, uint32_t *cq_need)
+uint32_t mca_btl_pvrdma_endpoint_destroy_conn(mca_btl_pvrdma_endpoint_t *ep,
+                                              uint32_t *cq_need)
 {
     mca_btl_pvrdma_module_t *module = ep->module;
-    struct ibv_qp *qp = ep->qp;
+    uint32_t rx;
 
-    /* receives still on the QP: the grant less those consumed and chained
-     * for the next repost (which go back to the free list now) */
-    *rx_posted = (NULL == module->srq && ep->rx_grant > ep->repost_count) ?
-                 ep->rx_grant - ep->repost_count : 0;
     *cq_need = ep->cq_need;
     ep->cq_need = 0;
     if (NULL != module->srq && ep->rx_grant > 0) {
@@ -646,8 +693,7 @@ struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
     }
     ep->rx_grant = 0;
     ep->srq_consumed = 0;
-    (void) opal_hash_table_remove_value_uint32(&module->qpn_to_ep, qp->qp_num);
-    ep->qp = NULL;
+    rx = destroy_qp(ep);
     release_chain_and_ring(ep);
     if (ep->credits_owed) {
         ep->credits_owed = false;
@@ -659,7 +705,7 @@ struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
     memset(&ep->kick_watch, 0, sizeof(ep->kick_watch));
     memset(&ep->alive_watch, 0, sizeof(ep->alive_watch));
     ep->state = MCA_BTL_PVRDMA_EP_CLOSED;
-    return qp;
+    return rx;
 }
 
 void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
@@ -678,7 +724,7 @@ void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep)
     module->cq_committed -= ep->cq_need;
     ep->cq_need = 0;
     module->sq_posted -= ep->ring_count;
-    destroy_qp(ep);
+    (void) destroy_qp(ep);
     if (NULL != ep->cm_ah) {
         (void) ibv_destroy_ah(ep->cm_ah);
         ep->cm_ah = NULL;

@@ -90,9 +90,14 @@ struct mca_btl_base_endpoint_t {
     /* receive buffers waiting to be reposted as one WR list */
     mca_btl_pvrdma_frag_t *repost_head;
     uint32_t repost_count;
+    /** receive buffers posted on the QP (no SRQ): a closed connection's
+     *  QP is destroyed at once and these go back to the free list, as
+     *  QEMU's model never flushes them (btl_pvrdma_budget.c) */
+    opal_list_t rx_posted;
     uint32_t srq_consumed;   /**< SRQ receives from this peer since the last refill */
     bool touched;            /**< received something in the current poll batch */
-    uint64_t sends_posted;   /**< SEND WRs posted to the peer (credit-only ones too) */
+    uint64_t sends_posted;   /**< SEND WRs posted to the peer (credit-only ones too;
+                                  not a zero-length WRITE probe: no receive) */
     uint64_t recvs_done;     /**< messages received from the peer */
     bool credits_owed;       /**< a credit return could not be posted: retried from progress */
 
@@ -195,14 +200,14 @@ int mca_btl_pvrdma_endpoint_connect_now(mca_btl_pvrdma_endpoint_t *ep);
  *  budget full it waits for a slot (btl_pvrdma_budget.h). */
 int mca_btl_pvrdma_endpoint_start_connect(mca_btl_pvrdma_endpoint_t *ep);
 
-/** @brief Take the connection's QP off the endpoint, which goes back to
- *  CLOSED with nothing of that connection left (ring, credits, counts,
- *  chained receives), ready to connect again (btl_pvrdma_budget.c).
- *  @param rx_posted (OUT) receives still posted on the QP (no SRQ)
- *  @param cq_need (OUT) CQ entries still promised to them
- *  @return the QP, for the caller to destroy or drain. */
-struct ibv_qp *mca_btl_pvrdma_endpoint_detach_qp(mca_btl_pvrdma_endpoint_t *ep,
-                                                 uint32_t *rx_posted, uint32_t *cq_need);
+/** @brief Destroy the connection's QP; the endpoint goes back to CLOSED
+ *  with nothing of that connection left (ring, credits, counts, chained
+ *  and posted receives), ready to connect again (btl_pvrdma_budget.c).
+ *  @param cq_need (OUT) CQ entries promised to its receives, for the
+ *  caller to give back
+ *  @return receive buffers taken back from the QP. */
+uint32_t mca_btl_pvrdma_endpoint_destroy_conn(mca_btl_pvrdma_endpoint_t *ep,
+                                              uint32_t *cq_need);
 
 /** @brief Tear down the QP and release everything the endpoint holds. */
 void mca_btl_pvrdma_endpoint_close(mca_btl_pvrdma_endpoint_t *ep);

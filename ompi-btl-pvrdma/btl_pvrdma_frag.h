@@ -40,6 +40,7 @@ typedef struct mca_btl_pvrdma_frag_t {
     uint32_t lkey;
     uint8_t kind;
     bool posted;       /**< a WR using this fragment is in flight */
+    uint32_t rx_qpn;   /**< receive on a QP (no SRQ): which QP it is posted on */
     bool pml_freed;    /**< btl_free() came while the WR was in flight */
     bool callback;     /**< call des_cbfunc when the WR completes */
     bool signalled;    /**< this WR asked for a CQE */

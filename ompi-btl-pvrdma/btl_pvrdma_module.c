@@ -425,7 +425,6 @@ static int pvrdma_module_teardown(mca_btl_pvrdma_module_t *module)
         mca_btl_pvrdma_endpoint_close(ep);
         OBJ_RELEASE(ep);
     }
-    mca_btl_pvrdma_budget_fini(module);
     mca_btl_pvrdma_cm_close(module);
     mca_btl_pvrdma_atomic_fini(module);
     /* the free lists deregister their chunks through the rcache */
@@ -493,7 +492,8 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "conn_reopens", module->budget.reopens);
     pvrdma_common_counters_add(&c, "conn_close_refusals", module->budget.refusals);
     pvrdma_common_counters_add(&c, "conn_overruns", module->budget.overruns);
-    pvrdma_common_counters_add(&c, "rx_abandoned", module->budget.rx_abandoned);
+    pvrdma_common_counters_add(&c, "rx_reclaimed", module->budget.rx_reclaimed);
+    pvrdma_common_counters_add(&c, "rx_stale", module->budget.rx_stale);
     MCA_BTL_PVRDMA_VERBOSE(10, "%s", pvrdma_common_counters_str(&c));
 }
 
