@@ -326,6 +326,7 @@ struct uct_pvrdma_ep {
     uint32_t                   psn;
     ucs_time_t                 next_retry;
     ucs_time_t                 deadline;
+    unsigned                   busy_answers; /**< BUSY of this connect */
 };
 
 
@@ -450,8 +451,15 @@ typedef struct uct_pvrdma_iface_cq_acct {
     unsigned                   rx_reserved; /**< CQEs reserved for receives */
     unsigned                   zombie_new;  /**< CQEs of QPs destroyed since
                                                  the current poll began */
-    unsigned                   zombie_wait; /**< ... before it began: free
-                                                 once a poll drains the CQ */
+    unsigned                   zombie_wait; /**< ... before the wait began:
+                                                 free once a poll drains the
+                                                 CQ or zombie_left more
+                                                 entries are polled */
+    unsigned                   zombie_left; /**< entries to poll before the
+                                                 zombie_wait ones surely were */
+    unsigned                   zombie_counted; /**< waits that ended by that
+                                                    count (the CQ never
+                                                    drained) */
     unsigned                   held;        /**< of budget, kept from new
                                                  sends for a connection
                                                  request that waits for CQ
@@ -487,6 +495,9 @@ typedef struct uct_pvrdma_iface_conn {
     uint64_t                   chans_reaped;    /**< closed unconfirmed */
     uint64_t                   reqs_capped;     /**< requests dropped at
                                                      CONN_PENDING_MAX */
+    uint64_t                   reqs_busy;       /**< requests answered BUSY
+                                                     (no CQ entries now) */
+    uint64_t                   busy_heard;      /**< BUSY answers to ours */
     uint64_t                   seq;             /**< an ep's connection id
                                                      is iface_uuid + ++seq */
 } uct_pvrdma_iface_conn_t;

@@ -22,6 +22,9 @@
  *                              flag SEND_ONLY if the connection is
  *                              send/recv-only (either end has no WRITE)
  *   REJ   iface -> requester:  the connection cannot be accepted
+ *   BUSY  iface -> requester:  not now (no CQ entries for its receives):
+ *                              the requester's CONN_TIMEOUT starts again,
+ *                              at most UCT_PVRDMA_CONN_BUSY_MAX times
  *   DISC  requester -> iface:  the ep was destroyed, free the channel
  *                              (carries the requester's secret for DACK)
  *   DACK  iface -> requester:  the channel of that DISC is gone (also
@@ -140,6 +143,7 @@ ucs_status_t uct_pvrdma_conn_start(uct_pvrdma_ep_t *ep)
     ep->ah         = NULL;
     ep->deadline   = now + iface->config.conn_timeout;
     ep->next_retry = now + iface->config.conn_retry;
+    ep->busy_answers = 0;
     ++iface->conn.num_connecting;
     uct_pvrdma_conn_send_req(ep);
     return UCS_OK;
@@ -260,12 +264,14 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
         if (now >= ep->deadline) {
             ucs_log(iface->super.config.failure_level,
                     "pvrdma: %s:%d: no answer from peer %s UD qp 0x%x "
-                    "within UCX_PVRDMA_CONN_TIMEOUT (%.1f s)",
+                    "within UCX_PVRDMA_CONN_TIMEOUT (%.1f s; it had "
+                    "answered busy %u times, each restarting it, at most %u)",
                     iface->md->dev_name, iface->port_num,
                     pvrdma_common_gid_str(&ep->peer_gid, gid_str,
                                           sizeof(gid_str)),
                     ep->peer_ud_qpn,
-                    ucs_time_to_sec(iface->config.conn_timeout));
+                    ucs_time_to_sec(iface->config.conn_timeout),
+                    ep->busy_answers, UCT_PVRDMA_CONN_BUSY_MAX);
             /* the error handler may destroy eps: stop iterating */
             uct_pvrdma_ep_set_failed(ep, UCS_ERR_ENDPOINT_TIMEOUT);
             return;
@@ -453,6 +459,30 @@ static void uct_pvrdma_conn_handle_rej(uct_pvrdma_iface_t *iface,
 }
 
 
+/* BUSY: the peer is alive but cannot take the connection yet (its CQ
+ * entries are held by sends in flight or destroyed QPs' completions); our
+ * resends go on, and CONN_TIMEOUT starts again, a bounded number of times
+ * (the BTL's BUSY restarts its connect timeout the same way) */
+static void uct_pvrdma_conn_handle_busy(uct_pvrdma_iface_t *iface,
+                                        const uct_pvrdma_conn_msg_t *msg,
+                                        const struct pvrdma_common_addr_info *peer)
+{
+    uct_pvrdma_ep_t *ep = uct_pvrdma_conn_find_ep(iface, be64toh(msg->conn_id));
+
+    if ((ep == NULL) || (ep->state != UCT_PVRDMA_EP_CONNECTING) ||
+        !uct_pvrdma_conn_from_peer(iface, ep, msg, peer)) {
+        return;
+    }
+    ++iface->conn.busy_heard;
+    if (ep->busy_answers < UCT_PVRDMA_CONN_BUSY_MAX) {
+        ++ep->busy_answers;
+        ep->deadline = ucs_get_time() + iface->config.conn_timeout;
+        ucs_debug("pvrdma: ep %p: the peer is busy (%u), waiting on",
+                  ep, ep->busy_answers);
+    }
+}
+
+
 /* DACK: the peer freed the channel of one of our disconnects */
 static void
 uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
@@ -476,7 +506,7 @@ uct_pvrdma_conn_handle_dack(uct_pvrdma_iface_t *iface,
 
 
 /* The secret a reply's MAC is keyed with: that of the iface our ep (REP,
- * REJ, CLOSE_ACK, CLOSE_NAK) or disconnect (DACK) asked, or NULL when that
+ * REJ, BUSY, CLOSE_ACK, CLOSE_NAK) or disconnect (DACK) asked, or NULL when that
  * is gone */
 static const uint8_t *
 uct_pvrdma_conn_reply_key(uct_pvrdma_iface_t *iface,
@@ -551,6 +581,7 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
     key = NULL;
     if ((msg->hdr.type == UCT_PVRDMA_CONN_REP) ||
         (msg->hdr.type == UCT_PVRDMA_CONN_REJ) ||
+        (msg->hdr.type == UCT_PVRDMA_CONN_BUSY) ||
         (msg->hdr.type == UCT_PVRDMA_CONN_DACK) ||
         (msg->hdr.type == UCT_PVRDMA_CONN_CLOSE_ACK) ||
         (msg->hdr.type == UCT_PVRDMA_CONN_CLOSE_NAK)) {
@@ -576,6 +607,9 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
         break;
     case UCT_PVRDMA_CONN_REJ:
         uct_pvrdma_conn_handle_rej(iface, msg, &peer);
+        break;
+    case UCT_PVRDMA_CONN_BUSY:
+        uct_pvrdma_conn_handle_busy(iface, msg, &peer);
         break;
     case UCT_PVRDMA_CONN_DISC:
         uct_pvrdma_conn_handle_disc(iface, msg, &peer);

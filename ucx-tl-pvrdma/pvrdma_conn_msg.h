@@ -34,8 +34,17 @@ enum {
      * the close attempt */
     UCT_PVRDMA_CONN_CLOSE     = 7,  /* ep -> iface: may we close? */
     UCT_PVRDMA_CONN_CLOSE_ACK = 8,  /* iface -> ep: closed here */
-    UCT_PVRDMA_CONN_CLOSE_NAK = 9   /* iface -> ep: AMs still to handle */
+    UCT_PVRDMA_CONN_CLOSE_NAK = 9,  /* iface -> ep: AMs still to handle */
+    /* iface -> requester: alive, but no CQ entries for the connection's
+     * receives now; it answers a resent REQ once they are free (a peer
+     * that predates it ignores the type) */
+    UCT_PVRDMA_CONN_BUSY      = 10
 };
+
+/* BUSY answers that each restart a connecting ep's CONN_TIMEOUT, at most:
+ * a peer that stays busy for longer than this many timeouts is stuck, and
+ * the ep fails saying so */
+#define UCT_PVRDMA_CONN_BUSY_MAX  10
 
 
 /* conn_msg.flags; 0 from a peer that predates them means "WRITE works" */

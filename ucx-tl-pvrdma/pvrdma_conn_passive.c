@@ -99,7 +99,12 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
 
     if (status == UCS_ERR_NO_RESOURCE) {
         /* CQ entries are busy for now (sends in flight, completions of
-         * destroyed QPs): the requester resends within CONN_RETRY */
+         * destroyed QPs): the requester resends within CONN_RETRY.  Say
+         * so: unanswered, a requester gave up after CONN_TIMEOUT at 4 x 8
+         * with a budget of 4 (CI, 2026-12-02), as if we were dead */
+        uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_BUSY, conn_id);
+        uct_pvrdma_conn_reply(iface, ah, ud_qpn, &rep);
+        ++iface->conn.reqs_busy;
         return;
     } else if (status != UCS_OK) {
         uct_pvrdma_conn_msg_init(iface, &rep, UCT_PVRDMA_CONN_REJ, conn_id);

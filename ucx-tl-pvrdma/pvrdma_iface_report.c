@@ -179,6 +179,10 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     pvrdma_common_counters_add(&c, "ahs_cached", ucs_list_length(&iface->ud.ahs));
     pvrdma_common_counters_add(&c, "chans_reaped", iface->conn.chans_reaped);
     pvrdma_common_counters_add(&c, "reqs_capped", iface->conn.reqs_capped);
+    pvrdma_common_counters_add(&c, "reqs_busy", iface->conn.reqs_busy);
+    pvrdma_common_counters_add(&c, "busy_heard", iface->conn.busy_heard);
+    pvrdma_common_counters_add(&c, "zombie_waits_counted",
+                               iface->cq_acct.zombie_counted);
     pvrdma_common_counters_add(&c, "discs_acked", iface->conn.discs_acked);
     pvrdma_common_counters_add(&c, "discs_expired", iface->conn.discs_expired);
     uct_pvrdma_budget_counters_add(iface, &c);

@@ -45,11 +45,13 @@ void uct_pvrdma_iface_qp_remove(uct_pvrdma_iface_t *iface,
  * @p count CQ entries of a QP being destroyed (its receives posted, its
  * send WRs in flight) may still be in the CQ, without a QP to find them
  * by: keep them out of cq_acct.budget (if they were not already) until a
- * poll that begins after now finds the CQ empty; the CQ is FIFO and no
- * completion of a QP arrives after ibv_destroy_qp returns, so by then
- * every one of them has been polled (and ignored).  The caller has already
- * removed them from what they were counted in (cq_acct.rx_reserved or
- * cq_acct.tx_outstanding); receives reserved but not posted need no wait.
+ * poll that begins after now finds the CQ empty, or until the polls since
+ * the first such poll have taken as many entries as were then in use; the
+ * CQ is FIFO and no completion of a QP arrives after ibv_destroy_qp
+ * returns, so by then every one of them has been polled (and ignored).
+ * The caller has already removed them from what they were counted in
+ * (cq_acct.rx_reserved or cq_acct.tx_outstanding); receives reserved but
+ * not posted need no wait.
  */
 void uct_pvrdma_iface_zombie_add(uct_pvrdma_iface_t *iface, unsigned count)
 {
@@ -175,9 +177,19 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface,
     int i, n;
 
     /* QPs destroyed before this poll: their completions are in the CQ
-     * already, so a poll that drains it has seen them all */
-    iface->cq_acct.zombie_wait += iface->cq_acct.zombie_new;
-    iface->cq_acct.zombie_new   = 0;
+     * already, behind at most the entries in use now (uct_pvrdma_iface_
+     * zombie_add) */
+    unsigned zombie_before = iface->cq_acct.zombie_new;
+
+    if ((iface->cq_acct.zombie_wait == 0) && (zombie_before > 0)) {
+        iface->cq_acct.zombie_wait = zombie_before;
+        iface->cq_acct.zombie_new  = 0;
+        iface->cq_acct.zombie_left = ucs_min((unsigned)iface->cq->cqe,
+                                             iface->cq->cqe -
+                                             iface->cq_acct.budget +
+                                             iface->cq_acct.tx_outstanding);
+        zombie_before              = 0;
+    }
 
     ++iface->op_count.cq_polls;
     n = ibv_poll_cq(iface->cq, iface->config.poll_batch, wcs);
@@ -189,11 +201,26 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface,
                   iface->md->dev_name, iface->port_num, n);
     }
 
-    if ((n < (int)iface->config.poll_batch) &&
-        (iface->cq_acct.zombie_wait > 0)) {
-        /* the CQ is empty: no completion of a destroyed QP is left */
-        iface->cq_acct.budget      += iface->cq_acct.zombie_wait;
-        iface->cq_acct.zombie_wait  = 0;
+    if (n < (int)iface->config.poll_batch) {
+        /* the CQ is empty: no completion of a QP destroyed before this
+         * poll is left */
+        iface->cq_acct.budget     += iface->cq_acct.zombie_wait +
+                                     zombie_before;
+        iface->cq_acct.zombie_new -= zombie_before;
+        iface->cq_acct.zombie_wait = 0;
+    } else if (iface->cq_acct.zombie_wait > 0) {
+        /* A CQ that never drains (every poll a full batch, as under an
+         * all-pairs burst) once held the zombies' wait for ever, and with
+         * it every new connection (issue 36: "no answer within
+         * CONN_TIMEOUT").  The CQ is FIFO: once as many entries as were in
+         * use when the wait began have been polled, theirs were too. */
+        if ((unsigned)n >= iface->cq_acct.zombie_left) {
+            iface->cq_acct.budget     += iface->cq_acct.zombie_wait;
+            iface->cq_acct.zombie_wait = 0;
+            ++iface->cq_acct.zombie_counted;
+        } else {
+            iface->cq_acct.zombie_left -= n;
+        }
     }
 
     /* UCP's callbacks may send: those AMs go in the turn's WR lists */
