@@ -86,8 +86,11 @@ if ! dpkg-query -W -f='${Status}' lmod 2>/dev/null | grep -q 'install ok install
     (cd build/lmod && apt-get download -qq lmod 2>/dev/null && dpkg -x lmod_*.deb root) ||
         { echo "setup: could not download and unpack Debian's lmod into build/lmod" >&2; exit 1; }
 fi
-# MPI test programs (the tree is read-only inside the bed's guests).
-make -s -C tests/mpi >/dev/null || { echo "setup: building tests/mpi failed" >&2; exit 1; }
+# Test programs (the tree is read-only inside the bed's guests, and a
+# compile there runs under emulation): MPI, raw verbs, UCP/UCT.
+for d in tests/mpi tests/fabric tests/ucx; do
+    make -s -C "$d" >/dev/null || { echo "setup: building $d failed" >&2; exit 1; }
+done
 
 say "preparing the test bed (kernel package; for --pvrdma vmw_pvrdma.ko and the nested QEMU; once)"
 scripts/testbed/tb prepare --pvrdma

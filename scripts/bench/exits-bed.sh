@@ -40,7 +40,7 @@ cm_dropped() {
     local n
     n=$(cat /run/tb/madmux.node*.log 2>/dev/null | grep -c 'dropped an outgoing MAD, class 0x07')
     [ "$n" -gt 0 ] || return 1
-    echo "RDMA-CM cannot connect on this bed: the bed's MAD relay (madmux, standing in for QEMU's rdmacm-mux) dropped $n CM MADs ($(cat /run/tb/madmux.node*.log | grep -o '(CM [A-Za-z]*)' | sort | uniq -c | awk '{ printf "%s%s x%s", NR > 1 ? ", " : "", $3, $1 }' | tr -d ')')); RDMA-CM is openib's only connection scheme on RoCE. A bed limit: ESXi's PVRDMA carries CM MADs"
+    echo "RDMA-CM cannot connect on this bed: the bed's MAD relay (madmux, standing in for QEMU's rdmacm-mux) dropped $n CM MADs ($(cat /run/tb/madmux.node*.log | grep -o '(CM [A-Za-z]*)' | sort | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $3, $1 }' | tr -d ')')); RDMA-CM is openib's only connection scheme on RoCE. A bed limit: ESXi's PVRDMA carries CM MADs"
 }
 
 # why ROW LOG KIND: the first error line of a run that failed (or its end)
@@ -124,13 +124,17 @@ mpi_row ucxstock "${UCX_STOCK[@]}" -x UCX_RNDV_THRESH=inf
 # ping-pong hung.
 export OMPI_MCA_btl_openib_use_eager_rdma=0 OMPI_MCA_btl_openib_flags=1
 mapfile -t OPENIB < <(. "$TOP/validation/transports/openib.conf"; printf '%s\n' "${mpirun_args[@]}")
-# On this tier openib cannot connect: its only connection scheme on RoCE is
-# RDMA-CM, whose MADs the bed does not relay (madmux.c logs the CM
-# ConnectRequest it drops), and trying it left nested node1 unresponsive in
-# the session of 2026-11-26 (QEMU's model logged "Invalid lkey 0x7f7f",
-# "Table CQE_CTX, invalid handle 512"), which ended the session. So its rows
-# run only when named (--only openib); otherwise they say why.
-OPENIB_WHY="not run on this tier: RDMA-CM, openib's only connection scheme on RoCE, cannot connect here (the bed's MAD relay, madmux, standing in for QEMU's rdmacm-mux, relays no MADs and logged the CM ConnectRequest it dropped), and trying left nested node1 unresponsive (QEMU's model: Invalid lkey 0x7f7f, Table CQE_CTX invalid handle 512); a bed limit, ESXi's PVRDMA carries CM MADs (scripts/bench/exits --only openib tries it)"
+# On this tier openib does not get through connection set-up.  Its only
+# connection scheme on RoCE is RDMA-CM; since 2026-12-01 the bed relays the
+# CM MADs (madmux.c; the tier suite connects ib_send_lat -R through it), and
+# openib's ConnectRequest reaches the peer, but QEMU's model rejects openib's
+# own work requests ("Invalid lkey 0x7fff", "Table MR, invalid handle
+# 32767", "Table CQE_CTX, invalid handle 512" on both nodes, also with
+# btl_openib_receive_queues P,65536,32,16,8) and the peer never answers the
+# request (2026-11-26: the same errors, then node1 stopped answering; that
+# was madmux not answering the model's MAD send).  So its rows run only when
+# named (--only openib); otherwise they say why.
+OPENIB_WHY="not run on this tier: openib's RDMA-CM connection gets its ConnectRequest through the bed's MAD relay (madmux.c), but QEMU's device model rejects openib's work requests (Invalid lkey 0x7fff, Table MR invalid handle 32767, Table CQE_CTX invalid handle 512) and the peer never answers; a limit of the model, not of ESXi's PVRDMA (scripts/bench/exits --only openib tries it)"
 if [[ " ${PVRDMA_EXITS_ONLY:-} " == *" openib "* ]]; then
     # (180 s: rdmacm's connect has long given up or got through by then)
     ROW_TIMEOUT=180 mpi_row openib "${OPENIB[@]}"

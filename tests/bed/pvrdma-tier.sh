@@ -70,6 +70,33 @@ if [ "$TB_HOSTS" -ge 2 ] && part core; then
         fail "ib_send_lat node1<->node2 on $DEV (metered)" "$(tail -n 3 "$lat" | tr '\n' ' ') (log: $lat; meter: $MDIR/ib_send_lat)"
     fi
 fi
+# RDMA-CM between the nested nodes (issue 38: openib's only connection
+# scheme on RoCE): the connection manager's MADs go from the guest's QP1
+# through QEMU's mad-chardev to the outer host's madmux, which relays them
+# over UDP to the peer's madmux and into its guest.  perftest -R connects
+# its QPs with rdma_cm; the server may not listen yet on the first try
+# (perftest_pair retries "Couldn't connect" only).  In the extra part
+# since 2026-12-02 (CI's time): only the openib row of scripts/bench/exits
+# needs it, and that row runs only by name (--only openib).
+if [ "$TB_HOSTS" -ge 2 ] && part extra; then
+    cm=$(log_name rdma_cm_send_lat)
+    ok=0
+    ssh node2 "timeout 150 ib_send_lat -d $DEV -R -I 0 -s 8 -n 50" >"$cm.server" 2>&1 &
+    spid=$!
+    for i in $(seq 1 12); do
+        sleep 5
+        timeout 60 ib_send_lat -d "$DEV" -R -I 0 -s 8 -n 50 node2 >"$cm" 2>&1 && { ok=1; break; }
+    done
+    wait "$spid" 2>/dev/null
+    relayed=$(cat /run/tb/madmux.node*.log 2>/dev/null | grep -o 'relayed an incoming MAD.*(CM [A-Za-z]*)' |
+              grep -o '(CM [A-Za-z]*)' | sort | uniq -c | awk '{ printf "%s%s x%s", (NR > 1 ? ", " : ""), $3, $1 }' | tr -d ')')
+    if [ "$ok" = 1 ] && [ -n "$(perftest_field "$cm" 5)" ] &&
+       [[ $relayed == *ConnectRequest* && $relayed == *ConnectReply* && $relayed == *ReadyToUse* ]]; then
+        pass "RDMA-CM connects node1<->node2 through the bed's MAD relay: ib_send_lat -R typical $(perftest_field "$cm" 5) us; CM MADs relayed: $relayed"
+    else
+        fail "RDMA-CM connects node1<->node2 through the bed's MAD relay" "ib_send_lat -R: $(tail -n 2 "$cm" | tr '\n' ' '); relayed: ${relayed:-none} (log: $cm; madmux logs in the run directory)"
+    fi
+fi
 if [ "$TB_HOSTS" -ge 2 ] && part extra; then
     # ib_send_bw, not ib_write_bw: QEMU's device model posts every send WR to
     # the backend as IBV_WR_SEND (hw/rdma/rdma_backend.c), so an RDMA WRITE
@@ -102,10 +129,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 # staged here.
 if part core; then
 rlog=$(log_name "ud_recover")
-if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$LOGDIR/ud_recover" \
-        "$TOP/tests/fabric/ud_recover.c" "$TOP/build/common/.libs/libpvrdma_common.a" \
-        -libverbs -lhwloc -lsodium >"$rlog" 2>&1; then
-    timeout -k 10 120 "$LOGDIR/ud_recover" -d "$DEV:1" -n 0 >>"$rlog" 2>&1
+if bed_program "$TOP/tests/fabric/ud_recover" "ud_recover on $DEV"; then
+    timeout -k 10 120 "$TOP/tests/fabric/ud_recover" -d "$DEV:1" -n 0 >"$rlog" 2>&1
     rrc=$?
     while IFS= read -r l; do
         case $l in
@@ -115,16 +140,17 @@ if cc -std=gnu11 -O2 -Wall -Wextra -Werror -I"$TOP/common" -o "$LOGDIR/ud_recove
     done < <(grep -E '^(not )?ok - ' "$rlog")
     [ $rrc = 0 ] && pass "ud_recover on $DEV: exits 0" ||
         fail "ud_recover on $DEV: exits 0" "exit $rrc: $(tail -n 2 "$rlog" | tr '\n' ' ') (log: $rlog)"
-else
-    fail "ud_recover on $DEV: build" "(log: $rlog)"
 fi
 dlog=$(log_name "pvrdma-doctor")
-timeout -k 10 180 "$TOP/scripts/pvrdma-doctor" >"$dlog" 2>&1
+# --quick: the Open MPI / UCX plugin checks (ompi_info, ucx_info) do not
+# depend on the device, doctor.sh runs them on rxe, and on this nested
+# node they took most of the doctor's ~120 s (2026-12-02)
+timeout -k 10 180 "$TOP/scripts/pvrdma-doctor" --quick >"$dlog" 2>&1
 drc=$?
 if [ $drc -le 1 ] && grep -qE '^pvrdma-doctor: [0-9]+ PASS, [0-9]+ WARN, 0 FAIL$' "$dlog"; then
-    pass "pvrdma-doctor on a nested node: 0 FAIL (exit $drc)"
+    pass "pvrdma-doctor --quick on a nested node: 0 FAIL (exit $drc)"
 else
-    fail "pvrdma-doctor on a nested node: 0 FAIL" "exit $drc: $(tail -n 2 "$dlog" | tr '\n' ' ') (log: $dlog)"
+    fail "pvrdma-doctor --quick on a nested node: 0 FAIL" "exit $drc: $(tail -n 2 "$dlog" | tr '\n' ' ') (log: $dlog)"
 fi
 grep -qE "$DEV \\(vmw_pvrdma, RoCE, PCI 15ad:0820" "$dlog" &&
     pass "pvrdma-doctor reports $DEV as PVRDMA (driver vmw_pvrdma, PCI 15ad:0820)" ||
@@ -236,6 +262,25 @@ send_bound_check() {
         fail "meter: $name: at most $bound send doorbells per $unit" "$per ($s for $n, $p CQ polls; $f)"
     fi
 }
+A2A_BLOCKS=112
+# a2a_check TAG WHAT PML: the metered Alltoall job over PML (ob1 with the
+# BTL, or ucx) and its send doorbells per block on both nodes (bound 3.5)
+a2a_check() {
+    local tag=$1 what=$2 k f
+    if [ "$3" = ob1 ]; then
+        MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl-a2a" mpi_check_run "btl 2x4 metered alltoall" 600 \
+            -np 8 --map-by node --oversubscribe --mca pml ob1 --mca btl pvrdma,self \
+            --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" -- metered_a2a
+    else
+        MPI_CHECK_SPAN_CMD="$METER span $MDIR/ucx-a2a" mpi_check_run "pml ucx 2x4 metered alltoall" 600 \
+            -np 8 --map-by node --oversubscribe "${MUCX[@]}" -- metered_a2a
+    fi
+    f=$MDIR/$tag-a2a.alltoall.65536
+    for k in 1 2; do
+        send_bound_check "$what, Alltoall of 8 ranks, 64 KiB blocks, node$k" "$f" "node$k" \
+            "$A2A_BLOCKS" 3.5 block
+    done
+}
 if data_part core; then
     mpi_ucx_args MUCX pvrdma,self "$DEV:1"
     # the package's parameter file, as `module load pvrdma-mpi/btl` names it
@@ -310,20 +355,15 @@ if data_part core; then
     # would be 9 send doorbells per block.  Measured 2026-11-29 (two runs,
     # per node): 2.42-2.57 over the BTL and 1.90-2.10 over pml ucx, against
     # 8.0-8.5 and 7.1-7.7 with send coalescing off; the bound is 3.5.
-    A2A_BLOCKS=112
-    MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl-a2a" mpi_check_run "btl 2x4 metered alltoall" 600 \
-        -np 8 --map-by node --oversubscribe --mca pml ob1 --mca btl pvrdma,self \
-        --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" -- metered_a2a
-    MPI_CHECK_SPAN_CMD="$METER span $MDIR/ucx-a2a" mpi_check_run "pml ucx 2x4 metered alltoall" 600 \
-        -np 8 --map-by node --oversubscribe "${MUCX[@]}" -- metered_a2a
-    for t in btl:"btl pvrdma":3.5 ucx:"pml ucx over uct pvrdma":3.5; do
-        IFS=: read -r tag what bound <<<"$t"
-        f=$MDIR/$tag-a2a.alltoall.65536
-        for k in 1 2; do
-            send_bound_check "$what, Alltoall of 8 ranks, 64 KiB blocks, node$k" "$f" "node$k" \
-                "$A2A_BLOCKS" "$bound" block
-        done
-    done
+    # (both runs are in the extra part since 2026-12-02: the BTL's took
+    # 172 s and the tier 1,468 s of a clean-clone run; the same coalescing
+    # code is checked in CI by the 64 KiB stream and the bursts above, and
+    # by both suites' pingpong on rxe)
+fi
+if data_part extra; then
+    mpi_ucx_args MUCX pvrdma,self "$DEV:1"
+    a2a_check btl "btl pvrdma" ob1
+    a2a_check ucx "pml ucx over uct pvrdma" ucx
 fi
 
 # The RC ACK timeout of these runs is 2.1 s (exponent 19, as in hosts4):

@@ -100,21 +100,37 @@ fi
 # so with 31 peers every rank closes idle connections (with the peer's
 # agreement) and reopens them many times; every byte of all pairs (eager
 # and rendezvous sizes) and of an MPI_Alltoallv is still checked, and the
-# ranks' counters must show closes and reopens.
+# ranks' counters must show closes and reopens.  SCALE_BTL_SRQ=0: per-QP
+# receive queues, as on PVRDMA devices without SRQs; then a closed QP's
+# posted receives must be taken back at its destroy (rx_reclaimed; with an
+# SRQ a QP holds none).  Default: the device's choice (an SRQ on rxe): in
+# the README test command of 2026-12-01 the pml ucx budget job that follows
+# failed twice after the per-QP job (a CLOSE unanswered for 30 s) on a
+# machine with 50 % steal, so CI keeps last landing's configuration until
+# that is understood (the per-QP job itself passed: 4,128 closes).
 BUDGET=${SCALE_BUDGET:-4}
+BTL_SRQ=${SCALE_BTL_SRQ:-auto}
 name="scale btl ${NHOSTS}x$RPN budget of $BUDGET connections"
 if want budget; then
     mpi_check_run "$name" "$T" "${RUN[@]}" "${BTL[@]}" --mca btl_pvrdma_max_connections "$BUDGET" \
-        -- allpairs alltoallv
+        --mca btl_pvrdma_srq "$BTL_SRQ" -- allpairs alltoallv
     log=$(log_name "$name")
-    v=$(counters_sum btl_close "conn_closes conn_reopens conn_close_refusals conn_overruns" "$log")
-    read -r closes reopens refusals overruns <<<"$v"
+    v=$(counters_sum btl_close "conn_closes conn_reopens conn_close_refusals conn_overruns rx_reclaimed rx_stale" "$log")
+    read -r closes reopens refusals overruns reclaimed stale <<<"$v"
     held=$(counters_max btl_close "peers_max" "$log")
     ranks=$(counters btl_close "conn_budget" "$log" | grep -cx "$BUDGET")
     if [ "${ranks:-0}" = "$NP" ] && [ "${closes:-0}" -gt 0 ] && [ "${reopens:-0}" -gt 0 ]; then
         pass "$name: all $NP ranks at a budget of $BUDGET: $closes connections closed by agreement, $reopens reopened, $refusals refusals, $overruns made over the budget, at most $held QPs held by a rank"
     else
         fail "$name: connections closed and reopened" "$ranks of $NP ranks with budget $BUDGET; closes/reopens/refusals/overruns '${v:-no counters}' (log: $log)"
+    fi
+    # every close without an SRQ gives its QP's posted receives back
+    if [ "$BTL_SRQ" = 0 ]; then
+        if [ "${closes:-0}" -gt 0 ] && [ "${reclaimed:-0}" -ge "$closes" ]; then
+            pass "$name: closed QPs' receives taken back at once ($reclaimed buffers at $closes closes, $stale late completions dropped)"
+        else
+            fail "$name: closed QPs' receives taken back at once" "rx_reclaimed '${reclaimed:-missing}' at ${closes:-0} closes (log: $log)"
+        fi
     fi
 fi
 
@@ -143,12 +159,13 @@ if want ucxbudget; then
     log=$(log_name "$name")
     grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
         fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
-    v=$(counters_sum iface_close "conn_closes conn_reopens conn_close_refusals conn_overruns conn_closes_agreed" "$log")
-    read -r closes reopens refusals overruns agreed <<<"$v"
+    v=$(counters_sum iface_close "conn_closes conn_reopens conn_close_refusals conn_overruns conn_closes_agreed reqs_busy busy_heard" "$log")
+    read -r closes reopens refusals overruns agreed rbusy hbusy <<<"$v"
     held=$(counters_max iface_close "eps_max" "$log")
     ifaces=$(counters iface_close "conn_budget" "$log" | grep -cx "$BUDGET")
     if [ "${ifaces:-0}" -ge "$UNP" ] && [ "${closes:-0}" -gt 0 ] && [ "${reopens:-0}" -gt 0 ]; then
-        pass "$name: $ifaces ifaces of $UNP ranks at a budget of $BUDGET: $closes connections closed by agreement ($agreed agreed by peers), $reopens reopened, $refusals refusals, $overruns made over the budget, at most $held endpoints with a QP in a rank"
+        # busy: requests a peer could not take yet (no CQ entries), said so
+        pass "$name: $ifaces ifaces of $UNP ranks at a budget of $BUDGET: $closes connections closed by agreement ($agreed agreed by peers), $reopens reopened, $refusals refusals, $overruns made over the budget, at most $held endpoints with a QP in a rank; $rbusy requests answered busy ($hbusy heard)"
     else
         fail "$name: connections closed and reopened" "$ifaces ifaces of $UNP ranks with budget $BUDGET; closes/reopens/refusals/overruns/agreed '${v:-no counters}' (log: $log)"
     fi

@@ -5,7 +5,12 @@
 #   make -C tests/mpi     (the MPI programs; the tree is read-only in guests)
 #   scripts/testbed/tb run --hosts 2 --timeout 1800 -- bash tests/bed/ucx.sh
 # (about 25 minutes on the loaded 2-core development machine).
-# PVRDMA_BED_ONLY="regex" restricts the run to checks whose name matches.
+# PVRDMA_BED_ONLY="regex" restricts the run to checks whose name matches,
+# PVRDMA_BED_SKIP="regex" leaves out those that match.  Unless the caller
+# sets PVRDMA_BED_SKIP (empty too), the checks that left CI's run for
+# tests/bed/extended.sh are left out: UCX_EXTENDED_CHECKS.
+UCX_EXTENDED_CHECKS='^mpi pml ucx 2x2 one-sided \(osc ucx\)'
+: "${PVRDMA_BED_SKIP=$UCX_EXTENDED_CHECKS}"
 . "$(dirname "$0")/lib.sh"
 watch_nodes
 
@@ -109,7 +114,7 @@ perf_check "ucp ucp_put_bw 64 KiB" 300 "$UCPENV" -t ucp_put_bw -s 65536 -n 200 -
 
 
 # --- UCP tag messages 0..16 MiB, every byte verified both ways ---------------
-TAGBIN=${TB_OUT:-/tmp}/bin/ucp_tag_check
+TAGBIN=$HERE/tests/ucx/ucp_tag_check
 # tag_verify NAME TIMEOUT MAXSIZE ENV: ucp_tag_check server on node2, client
 # on node1; both must report PASSED: the ladder of sizes 0..MAXSIZE one at a
 # time, then a burst of 64 messages in flight with distinct tags and sizes
@@ -117,7 +122,7 @@ TAGBIN=${TB_OUT:-/tmp}/bin/ucp_tag_check
 tag_verify() {
     local name=$1 t=$2 max=$3 env=$4 slog spid
     want "$name" || return 0
-    [ -x "$TAGBIN" ] || { fail "$name" "tests/ucx/ucp_tag_check.c did not build"; return; }
+    [ -x "$TAGBIN" ] || { fail "$name" "tests/ucx/ucp_tag_check is missing: make -C tests/ucx"; return; }
     PORT=$((PORT + 1))
     slog=$(log_name "$name").server
     ssh node2 "env $PRELOAD $UCPENV $env timeout $t $TAGBIN -p $PORT -m $max -t auto" >"$slog" 2>&1 &
@@ -132,11 +137,7 @@ tag_verify() {
         fail "$name: burst sizes around UCP's thresholds" "no thresholds line (log: $(log_name "$name"))"
 }
 if want "ucp tag"; then
-    mkdir -p "$(dirname "$TAGBIN")"
-    cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$TAGBIN" \
-        "$HERE/tests/ucx/ucp_tag_check.c" "$HERE/tests/ucx/ucp_check_util.c" \
-        "$HERE/tests/ucx/ucp_check_burst.c" -lucp -lucs >"$LOGDIR/ucp_tag_check.build" 2>&1 ||
-        fail "ucp tag: build tests/ucx/ucp_tag_check.c" "see $LOGDIR/ucp_tag_check.build"
+    bed_program "$TAGBIN" "ucp tag"
 fi
 # PVRDMA's profile (no RDMA READ): rendezvous without READ, sizes 0..16 MiB
 # (PVRDMA_BED_TAG_MAX: the nested tier's send/recv-only path moved the 8 and
@@ -247,19 +248,16 @@ fi
 # the CQ budget did (cq_full, forced_signals, tx_outstanding_max,
 # rx_len_min of rx_queue_len) and what the receive pool holds
 # (rx_bufs_inuse, rx_pool_bufs, at each chan_close and the iface_close).
-CONNBIN=${TB_OUT:-/tmp}/bin/uct_conn_check
+CONNBIN=$HERE/tests/ucx/uct_conn_check
 if want "uct conn"; then
-    mkdir -p "$(dirname "$CONNBIN")"
-    cc -std=gnu11 -O2 -Wall -Wextra -Werror -o "$CONNBIN" \
-        "$HERE/tests/ucx/uct_conn_check.c" -luct -lucs >"$LOGDIR/uct_conn_check.build" 2>&1 ||
-        fail "uct conn: build tests/ucx/uct_conn_check.c" "see $LOGDIR/uct_conn_check.build"
+    bed_program "$CONNBIN" "uct conn"
 fi
 # conn_pair NAME TIMEOUT SERVER_ENV CLIENT_ENV ARGS...: both sides PASSED
 conn_pair() {
     local name=$1 t=$2 senv=$3 cenv=$4 slog spid
     shift 4
     want "$name" || return 1
-    [ -x "$CONNBIN" ] || { fail "$name" "tests/ucx/uct_conn_check.c did not build"; return 1; }
+    [ -x "$CONNBIN" ] || { fail "$name" "tests/ucx/uct_conn_check is missing: make -C tests/ucx"; return 1; }
     PORT=$((PORT + 1))
     slog=$(log_name "$name").server
     ssh node2 "env $PRELOAD $senv timeout $t $CONNBIN -d $DEV -p $PORT $*" >"$slog" 2>&1 &
@@ -392,7 +390,9 @@ ud_loss_end() {
     done
     echo "$total"
 }
-name="uct conn: churn, 1000 connections, 10% of UD datagrams lost"
+# (400 connections: 1000 took 84 s of a slow CI machine's run; the churn
+# above makes 1000 without loss)
+name="uct conn: churn, 400 connections, 10% of UD datagrams lost"
 if want "$name"; then
     if ud_loss 10 node1 node2; then
         # -P 8192: while a lost DISC is resent the client's next
@@ -401,7 +401,7 @@ if want "$name"; then
         # two, which it keeps for later channels (not a leak: 0 buffers in
         # use at the end, checked below)
         conn_pair "$name" 900 "UCX_LOG_LEVEL=debug UCX_PVRDMA_CONN_RETRY=200ms" \
-            "UCX_LOG_LEVEL=debug UCX_PVRDMA_CONN_RETRY=200ms" -c 1000 -P 8192
+            "UCX_LOG_LEVEL=debug UCX_PVRDMA_CONN_RETRY=200ms" -c 400 -P 8192
         dropped=$(ud_loss_end node1 node2)
         log=$(log_name "$name") slog=$(log_name "$name").server
         [ "$dropped" -gt 0 ] && pass "$name: netem dropped $dropped UD datagrams" ||
@@ -417,10 +417,10 @@ if want "$name"; then
         [ "$v" = 0 ] && pass "$name: server closed with no passive channel open" ||
             fail "$name: no passive channel left" "'${v:-no close line}' channels open at close (log: $slog)"
         v=$(counters iface_close "discs_acked discs_expired" "$log" | tail -n 1)
-        if [ -n "$v" ] && [ "${v% *}" -ge 990 ]; then
+        if [ -n "$v" ] && [ "${v% *}" -ge 396 ]; then
             pass "$name: client: ${v% *} disconnects acknowledged, ${v#* } not"
         else
-            fail "$name: disconnects acknowledged" "'$v' (acknowledged, not), expected >= 990 acknowledged (log: $log)"
+            fail "$name: disconnects acknowledged" "'$v' (acknowledged, not), expected >= 396 acknowledged (log: $log)"
         fi
     else
         fail "$name" "could not set up tc netem on the guests"
@@ -489,7 +489,7 @@ if want "$name"; then
         grep -q '^PASSED: ' "$slog" && pass "$name: server: $(grep '^PASSED: ' "$slog")" ||
             fail "$name (server side)" "$(tail -n 2 "$slog" | tr '\n' ' ' | cut -c1-300) (log: $slog)"
     else
-        fail "$name" "tests/ucx/uct_conn_check.c did not build"
+        fail "$name" "tests/ucx/uct_conn_check is missing: make -C tests/ucx"
     fi
 fi
 # Issue 18: a client that sends 20 connection requests and dies before it
@@ -519,7 +519,7 @@ if want "$name"; then
             fail "$name" "closed/unanswered '$v', expected 8 and >= 12 (log: $slog)"
         fi
     else
-        fail "$name" "tests/ucx/uct_conn_check.c did not build"
+        fail "$name" "tests/ucx/uct_conn_check is missing: make -C tests/ucx"
     fi
 fi
 
@@ -549,19 +549,16 @@ if want "bad input"; then
     # the peer exchanges addresses, then never progresses: the client (peer
     # error handling on, -e) must end with UCP's error for the connection
     # the transport gave up on, not a TCP error and not a hang
-    if [ -x "${TB_OUT:-/tmp}/bin/ucp_tag_check" ]; then
+    if bed_program "$TAGBIN" "bad input: peer that never answers (CONN_TIMEOUT=5s)"; then
         PORT=$((PORT + 1))
-        ssh node2 "env $PRELOAD $UCPENV timeout 100 ${TB_OUT:-/tmp}/bin/ucp_tag_check -S -p $PORT" \
+        ssh node2 "env $PRELOAD $UCPENV timeout 100 $TAGBIN -S -p $PORT" \
             >/dev/null 2>&1 &
         spid=$!
         check_fails "bad input: peer that never answers (CONN_TIMEOUT=5s)" 90 \
             '^ucp_tag_check: UCP error: .*: Endpoint timeout$' \
             env "$PRELOAD" $UCPENV UCX_PVRDMA_CONN_TIMEOUT=5s \
-            "${TB_OUT:-/tmp}/bin/ucp_tag_check" -e -p "$PORT" -m 64 -b 0 node2
+            "$TAGBIN" -e -p "$PORT" -m 64 -b 0 node2
         kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
-    else
-        fail "bad input: peer that never answers (CONN_TIMEOUT=5s)" \
-            "no ${TB_OUT:-/tmp}/bin/ucp_tag_check (built in the 'ucp tag' section)"
     fi
 fi
 
