@@ -616,6 +616,9 @@ struct uct_pvrdma_iface {
         struct pvrdma_common_ud dgram;      /**< QP, slots, checks (common/ud.c) */
         unsigned               rx_len;      /**< receive buffers */
         ucs_list_link_t        ahs;         /**< uct_pvrdma_ah_t cache */
+        uint64_t               tx_full;     /**< messages not sent: every
+                                                 send slot was busy */
+        ucs_time_t             tx_done_at;  /**< last send completion */
     } ud;
 
     ucs_mpool_t                tx_mp;

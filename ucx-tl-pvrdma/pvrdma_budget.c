@@ -325,7 +325,9 @@ void uct_pvrdma_budget_progress(uct_pvrdma_iface_t *iface, ucs_time_t now,
             return;
         } else if (now >= ep->budget.next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
-            ep->budget.next_retry = now + iface->config.conn_retry;
+            ep->budget.next_retry = uct_pvrdma_conn_next_resend(
+                    iface, ep->budget.deadline - iface->config.conn_timeout,
+                    now);
             uct_pvrdma_budget_send_close(ep);
         }
     }

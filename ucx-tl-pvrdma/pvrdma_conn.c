@@ -250,6 +250,27 @@ void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked)
 }
 
 
+/* After as long again as the message has waited: CONN_RETRY, then 2, 4
+ * and 8 x, at most 8 x and a quarter of CONN_TIMEOUT (so at least four
+ * resends fit in it).  A fabric that answers answers within the first
+ * CONN_RETRY; one that does not is mostly one whose UD sends are backed up
+ * (issue 36, 4 x 8 with a budget of 4 on the rxe bed: at a fixed 1 s every
+ * rank's 64 UD send slots stayed full of resends, hundreds of connection
+ * messages per rank were not sent at all, and connections timed out with
+ * their peers alive).  Each resend round also costs a device command
+ * (uct_pvrdma_conn_check_ud), a VM exit on PVRDMA. */
+ucs_time_t uct_pvrdma_conn_next_resend(const uct_pvrdma_iface_t *iface,
+                                       ucs_time_t since, ucs_time_t now)
+{
+    ucs_time_t retry = iface->config.conn_retry;
+    ucs_time_t most  = ucs_max(retry, ucs_min(8 * retry,
+                                              iface->config.conn_timeout / 4));
+    ucs_time_t gap   = (now > since) ? now - since : 0;
+
+    return now + ucs_min(ucs_max(gap, retry), most);
+}
+
+
 static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
                                          ucs_time_t now, int *looked)
 {
@@ -265,13 +286,16 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
             ucs_log(iface->super.config.failure_level,
                     "pvrdma: %s:%d: no answer from peer %s UD qp 0x%x "
                     "within UCX_PVRDMA_CONN_TIMEOUT (%.1f s; it had "
-                    "answered busy %u times, each restarting it, at most %u)",
+                    "answered busy %u times, each restarting it, at most %u; "
+                    "here %" PRIu64 " messages not sent for busy send slots, "
+                    "%" PRIu64 " datagrams dropped)",
                     iface->md->dev_name, iface->port_num,
                     pvrdma_common_gid_str(&ep->peer_gid, gid_str,
                                           sizeof(gid_str)),
                     ep->peer_ud_qpn,
                     ucs_time_to_sec(iface->config.conn_timeout),
-                    ep->busy_answers, UCT_PVRDMA_CONN_BUSY_MAX);
+                    ep->busy_answers, UCT_PVRDMA_CONN_BUSY_MAX,
+                    iface->ud.tx_full, iface->ud.dgram.dropped);
             /* the error handler may destroy eps: stop iterating */
             uct_pvrdma_ep_set_failed(ep, UCS_ERR_ENDPOINT_TIMEOUT);
             return;
@@ -280,7 +304,8 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
         if (now >= ep->next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
             ucs_debug("pvrdma: resending connection request of ep %p", ep);
-            ep->next_retry = now + iface->config.conn_retry;
+            ep->next_retry = uct_pvrdma_conn_next_resend(
+                    iface, ep->deadline - iface->config.conn_timeout, now);
             uct_pvrdma_conn_send_req(ep);
         }
     }
@@ -303,7 +328,8 @@ static void uct_pvrdma_conn_progress_discs(uct_pvrdma_iface_t *iface,
             uct_pvrdma_conn_disc_free(iface, disc);
         } else if (now >= disc->next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
-            disc->next_retry = now + iface->config.conn_retry;
+            disc->next_retry = uct_pvrdma_conn_next_resend(
+                    iface, disc->deadline - iface->config.conn_timeout, now);
             uct_pvrdma_conn_send_disc(iface, disc);
         }
     }
@@ -543,6 +569,8 @@ void uct_pvrdma_ud_handle_wc(uct_pvrdma_iface_t *iface, struct ibv_wc *wc)
 
     switch (pvrdma_common_ud_complete(&iface->ud.dgram, wc, &rx)) {
     case PVRDMA_COMMON_UD_SENT:
+        iface->ud.tx_done_at = ucs_get_time();
+        return;
     case PVRDMA_COMMON_UD_STALE:
         return;
     case PVRDMA_COMMON_UD_SEND_FAILED:

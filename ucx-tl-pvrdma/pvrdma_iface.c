@@ -207,7 +207,9 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
      UCS_CONFIG_TYPE_UINT},
 
     {"CONN_RETRY", "1s",
-     "Resend an unanswered connection request after this time.",
+     "Resend an unanswered connection message after this time, then each\n"
+     "time after twice as long (at most 8 times this and a quarter of\n"
+     "CONN_TIMEOUT).",
      ucs_offsetof(uct_pvrdma_iface_config_t, conn_retry),
      UCS_CONFIG_TYPE_TIME},
 
@@ -677,6 +679,8 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     }
 
     self->ud.rx_len = config->ud_rx_len;
+    self->ud.tx_full = 0;
+    self->ud.tx_done_at = 0;
     status          = uct_pvrdma_ud_init(self);
     if (status != UCS_OK) {
         goto err_scratch;

@@ -177,6 +177,7 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     pvrdma_common_counters_add(&c, "spin_polls_skipped", iface->idle.spin_skipped);
     pvrdma_common_ud_counters_add(&iface->ud.dgram, &c);
     pvrdma_common_counters_add(&c, "ahs_cached", ucs_list_length(&iface->ud.ahs));
+    pvrdma_common_counters_add(&c, "dgram_tx_full", iface->ud.tx_full);
     pvrdma_common_counters_add(&c, "chans_reaped", iface->conn.chans_reaped);
     pvrdma_common_counters_add(&c, "reqs_capped", iface->conn.reqs_capped);
     pvrdma_common_counters_add(&c, "reqs_busy", iface->conn.reqs_busy);

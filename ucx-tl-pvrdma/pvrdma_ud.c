@@ -72,8 +72,18 @@ void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
     int ret;
 
     if (buf == NULL) {
-        /* requests are retried, duplicate requests get the reply again */
-        ucs_debug("pvrdma: UD send buffers busy, message dropped");
+        /* requests are retried, duplicate requests get the reply again.
+         * Said at the 1st, 2nd, 4th, ... time: a peer whose replies all go
+         * this way looks dead to its requesters (CONN_TIMEOUT) */
+        ++iface->ud.tx_full;
+        if ((iface->ud.tx_full & (iface->ud.tx_full - 1)) == 0) {
+            ucs_diag("pvrdma: %s:%d: every UD send slot busy: a connection "
+                     "message not sent (%" PRIu64 " so far; the last send "
+                     "completed %.3f s ago)", iface->md->dev_name,
+                     iface->port_num, iface->ud.tx_full,
+                     (iface->ud.tx_done_at == 0) ? -1.0 :
+                     ucs_time_to_sec(ucs_get_time() - iface->ud.tx_done_at));
+        }
         return;
     }
 
