@@ -16,6 +16,8 @@
 #   SCALE_RC_TIMEOUT RC ACK timeout exponent for both transports' runs
 #                   (btl_pvrdma_rc_timeout, UCX_PVRDMA_TIMEOUT; unset: their
 #                   defaults)
+#   SCALE_CONN_TIMEOUT UCX_PVRDMA_CONN_TIMEOUT of the pml ucx runs (unset:
+#                   its default, 30 s; hosts4.sh says why it sets 120s)
 #   SCALE_ARGS      mpi_check tests of the btl and ucx runs (default allpairs)
 #   SCALE_DEV       device (default: the first one ibv_devices lists)
 #   SCALE_BUDGET    btl_pvrdma_max_connections and UCX_PVRDMA_MAX_CONNECTIONS
@@ -47,6 +49,9 @@ mpi_ucx_args UCX pvrdma,self "$DEV:1"
 if [ -n "${SCALE_RC_TIMEOUT:-}" ]; then
     BTL+=(--mca btl_pvrdma_rc_timeout "$SCALE_RC_TIMEOUT")
     UCX+=(-x "UCX_PVRDMA_TIMEOUT=$SCALE_RC_TIMEOUT")
+fi
+if [ -n "${SCALE_CONN_TIMEOUT:-}" ]; then
+    UCX+=(-x "UCX_PVRDMA_CONN_TIMEOUT=$SCALE_CONN_TIMEOUT")
 fi
 
 want() { [ -z "${SCALE_ONLY:-}" ] || [[ " $SCALE_ONLY " == *" $1 "* ]]; }
