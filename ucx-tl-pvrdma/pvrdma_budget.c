@@ -326,8 +326,7 @@ void uct_pvrdma_budget_progress(uct_pvrdma_iface_t *iface, ucs_time_t now,
         } else if (now >= ep->budget.next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
             ep->budget.next_retry = uct_pvrdma_conn_next_resend(
-                    iface, ep->budget.deadline - iface->config.conn_timeout,
-                    now);
+                    iface, ep->budget.deadline, now);
             uct_pvrdma_budget_send_close(ep);
         }
     }

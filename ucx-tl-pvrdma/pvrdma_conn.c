@@ -260,8 +260,9 @@ void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked)
  * their peers alive).  Each resend round also costs a device command
  * (uct_pvrdma_conn_check_ud), a VM exit on PVRDMA. */
 ucs_time_t uct_pvrdma_conn_next_resend(const uct_pvrdma_iface_t *iface,
-                                       ucs_time_t since, ucs_time_t now)
+                                       ucs_time_t deadline, ucs_time_t now)
 {
+    ucs_time_t since = deadline - iface->config.conn_timeout; /* first sent */
     ucs_time_t retry = iface->config.conn_retry;
     ucs_time_t most  = ucs_max(retry, ucs_min(8 * retry,
                                               iface->config.conn_timeout / 4));
@@ -304,8 +305,8 @@ static void uct_pvrdma_conn_progress_eps(uct_pvrdma_iface_t *iface,
         if (now >= ep->next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
             ucs_debug("pvrdma: resending connection request of ep %p", ep);
-            ep->next_retry = uct_pvrdma_conn_next_resend(
-                    iface, ep->deadline - iface->config.conn_timeout, now);
+            ep->next_retry = uct_pvrdma_conn_next_resend(iface, ep->deadline,
+                                                         now);
             uct_pvrdma_conn_send_req(ep);
         }
     }
@@ -328,8 +329,8 @@ static void uct_pvrdma_conn_progress_discs(uct_pvrdma_iface_t *iface,
             uct_pvrdma_conn_disc_free(iface, disc);
         } else if (now >= disc->next_retry) {
             uct_pvrdma_conn_check_ud(iface, looked);
-            disc->next_retry = uct_pvrdma_conn_next_resend(
-                    iface, disc->deadline - iface->config.conn_timeout, now);
+            disc->next_retry = uct_pvrdma_conn_next_resend(iface,
+                                                           disc->deadline, now);
             uct_pvrdma_conn_send_disc(iface, disc);
         }
     }

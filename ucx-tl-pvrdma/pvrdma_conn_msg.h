@@ -80,10 +80,10 @@ void uct_pvrdma_conn_reply(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
                            uint32_t dest_qpn, const void *msg);
 void uct_pvrdma_conn_check_ud(uct_pvrdma_iface_t *iface, int *looked);
 
-/* When to resend, at @p now, a connection message first sent at @p since
- * and not answered yet (pvrdma_conn.c says why it backs off) */
+/* When to resend, at @p now, a connection message not answered yet whose
+ * CONN_TIMEOUT ends at @p deadline (pvrdma_conn.c says why it backs off) */
 ucs_time_t uct_pvrdma_conn_next_resend(const uct_pvrdma_iface_t *iface,
-                                       ucs_time_t since, ucs_time_t now);
+                                       ucs_time_t deadline, ucs_time_t now);
 
 /* pvrdma_budget.c */
 void uct_pvrdma_budget_handle_close(uct_pvrdma_iface_t *iface,

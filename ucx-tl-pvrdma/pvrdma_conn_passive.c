@@ -54,7 +54,7 @@ uct_pvrdma_conn_handle_req(uct_pvrdma_iface_t *iface,
          * address handle for it (issue 34: the cache held one for every
          * request, also those left unanswered). */
         ++iface->conn.reqs_capped;
-        if ((iface->conn.reqs_capped & (iface->conn.reqs_capped - 1)) == 0) {
+        if (ucs_is_pow2(iface->conn.reqs_capped)) {
             /* said at the 1st, 2nd, 4th, ... time */
             ucs_diag("pvrdma: %s:%d: %u accepted connections unconfirmed "
                      "(UCX_PVRDMA_CONN_PENDING_MAX): request not answered "
@@ -219,8 +219,8 @@ void uct_pvrdma_conn_progress_chans(uct_pvrdma_iface_t *iface,
         } else if (now >= chan->next_rep) {
             /* a live requester answers it with an RTU */
             uct_pvrdma_conn_check_ud(iface, looked);
-            chan->next_rep = uct_pvrdma_conn_next_resend(
-                    iface, chan->deadline - iface->config.conn_timeout, now);
+            chan->next_rep = uct_pvrdma_conn_next_resend(iface, chan->deadline,
+                                                         now);
             ah = uct_pvrdma_ud_get_ah(iface, &chan->peer_gid, chan->peer_lid);
             if (ah != NULL) {
                 uct_pvrdma_conn_reply(iface, ah, chan->peer_ud_qpn, chan->rep);

@@ -76,7 +76,7 @@ void uct_pvrdma_ud_send(uct_pvrdma_iface_t *iface, struct ibv_ah *ah,
          * Said at the 1st, 2nd, 4th, ... time: a peer whose replies all go
          * this way looks dead to its requesters (CONN_TIMEOUT) */
         ++iface->ud.tx_full;
-        if ((iface->ud.tx_full & (iface->ud.tx_full - 1)) == 0) {
+        if (ucs_is_pow2(iface->ud.tx_full)) {
             ucs_diag("pvrdma: %s:%d: every UD send slot busy: a connection "
                      "message not sent (%" PRIu64 " so far; the last send "
                      "completed %.3f s ago)", iface->md->dev_name,

@@ -36,7 +36,8 @@ export SCALE_LIMIT_RPN=${SCALE_LIMIT_RPN:-4}
 export SCALE_ONLY=${SCALE_ONLY:-budget ucxbudget smallcq toosmall}
 export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-auto}
 # A job's own limit well inside the suite's 1800 s (tests/run): each budget
-# job takes 140-200 s here (2026-12-02), and with scale.sh's 900 s a hung
+# job took 100-150 s with one bed, up to 460 s with two beds on the 2 cores
+# (2026-12-02), and with scale.sh's 900 s a hung
 # one ran the suite into tb's timeout in CI (stop 53) with no check saying
 # which job or where its ranks were; now the job fails by name with
 # stack_digest's line.
