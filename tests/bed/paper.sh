@@ -15,10 +15,15 @@ export SCALE_RPN=${PAPER_RPN:-20} SCALE_BTL_RPN=${PAPER_RPN:-20}
 export SCALE_ONLY=${SCALE_ONLY:-"btl ucx"} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-auto}
 export SCALE_ARGS=${SCALE_ARGS:-"connect allpairs alltoallv bcast"}
 export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
+# UCX's connection messages wait behind 20 busy ranks too (hosts4.sh says why)
+export SCALE_CONN_TIMEOUT=${SCALE_CONN_TIMEOUT:-120s}
 # 20 busy ranks on one emulated vCPU that gets a quarter of a host core
 # starve the guest's network stack: at 8 x 20 (2026-11-27) a live guest
 # (heartbeat on its console every 30-50 s, TX stalls of 6-11 s) missed the
 # watcher's port-22 probe for 2 minutes and the check was ended.  The
 # watcher waits 10 minutes here.
 export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
+# The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet
+# processing and Open MPI's daemons come before them.  BED_RANK_NICE= : off.
+export BED_RANK_NICE=${BED_RANK_NICE-19}
 exec bash "$(dirname "$0")/scale.sh"
