@@ -70,8 +70,9 @@ enum pvrdma_common_ud_keyed {
  * @p keyed SENDER, the sender's, which the receiver has from the sender's
  * address), so only processes of the job can make a datagram that passes,
  * and only for the QP it was made for; @p seq (big-endian, the sending
- * QP's counter, from the wall clock in ns at its start) makes a replayed
- * one fail
+ * QP's counter, or the sender's counter for this destination
+ * (pvrdma_common_ud_send_seq), from the wall clock in ns at the QP's
+ * start) makes a replayed one fail
  * (pvrdma_common_ud_accept).  A stray, forged or replayed datagram from
  * another job or tenant is dropped and counted.
  */
@@ -112,6 +113,8 @@ struct pvrdma_common_ud {
                                     MAC that did not verify */
     uint64_t       replayed;   /**< ... of which seen before (replays) */
     uint64_t       tx_seq;     /**< sequence number of the last send */
+    uint64_t       seq_base;   /**< tx_seq at open: where a destination's
+                                    own counter starts */
     uint32_t       qpn;        /**< qp->qp_num: what our MACs are made for */
     struct pvrdma_common_replay replay; /**< per sender (auth.c) */
     uint64_t       spoofed;    /**< came from another QP/GID than they claim
@@ -169,6 +172,21 @@ void *pvrdma_common_ud_tx_get(struct pvrdma_common_ud *ud);
 int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
                           struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
                           const uint8_t *key, enum pvrdma_common_ud_keyed keyed);
+
+/**
+ * @brief pvrdma_common_ud_send() with the sequence number taken from
+ *        @p dest_seq, the caller's counter for this one destination (0:
+ *        not used yet, it starts at the QP's seq_base).  A receiver then
+ *        sees consecutive numbers from us, so a datagram it holds back
+ *        (the BTL's deferred ones, from a peer not resolved yet) stays
+ *        inside its 64-deep replay window however many datagrams we sent
+ *        to others meanwhile (at 159 peers the QP's own counter moved
+ *        past it: a "superseded replay", dropped and resent).
+ */
+int pvrdma_common_ud_send_seq(struct pvrdma_common_ud *ud, void *msg,
+                              struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                              const uint8_t *key, enum pvrdma_common_ud_keyed keyed,
+                              uint64_t *dest_seq);
 
 /**
  * @brief The message in a received UD buffer @p rx (GRH first), or NULL when

@@ -150,6 +150,7 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
 
         clock_gettime(CLOCK_REALTIME, &ts);
         ud->tx_seq = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+        ud->seq_base = ud->tx_seq;
     }
     if (rc != 0) {
         return rc;
@@ -247,18 +248,31 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
                           struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
                           const uint8_t *key, enum pvrdma_common_ud_keyed keyed)
 {
+    return pvrdma_common_ud_send_seq(ud, msg, ah, qpn, qkey, key, keyed, &ud->tx_seq);
+}
+
+int pvrdma_common_ud_send_seq(struct pvrdma_common_ud *ud, void *msg,
+                              struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                              const uint8_t *key, enum pvrdma_common_ud_keyed keyed,
+                              uint64_t *dest_seq)
+{
     uint32_t index = (uint32_t) (((uint8_t *) msg - ud_tx_buf(ud, 0)) /
                                  ud->msg_size);
     struct pvrdma_common_ud_hdr *hdr = msg;
     struct ibv_send_wr wr, *bad;
     struct ibv_sge sge;
-    uint64_t seq = ++ud->tx_seq;
+    uint64_t seq;
     int rc;
+
+    if (*dest_seq == 0) {
+        *dest_seq = ud->seq_base;
+    }
+    seq = *dest_seq + 1;
 
     hdr->version = ud->version;
     hdr->keyed   = (uint8_t) keyed;
-    for (int i = 7; i >= 0; --i, seq >>= 8) {
-        hdr->seq[i] = (uint8_t) seq;
+    for (int i = 7; i >= 0; --i) {
+        hdr->seq[i] = (uint8_t) (seq >> (8 * (7 - i)));
     }
     pvrdma_common_auth_mac(hdr->mac, key, msg, ud->msg_size,
                            offsetof(struct pvrdma_common_ud_hdr, mac), qpn);
@@ -277,6 +291,7 @@ int pvrdma_common_ud_send(struct pvrdma_common_ud *ud, void *msg,
     rc = ibv_post_send(ud->qp, &wr, &bad);
     if (rc == 0) {
         ud->tx_busy |= UINT64_C(1) << index;
+        *dest_seq = seq;   /* a number is used up only by a datagram sent */
     }
     return rc;
 }

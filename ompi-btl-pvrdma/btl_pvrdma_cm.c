@@ -20,8 +20,11 @@
 #include "btl_pvrdma_endpoint.h"
 #include "btl_pvrdma_error.h"
 
-#define CM_NRECV 32
-#define CM_NSEND 16
+/* Receives for the requests of every peer at once: at 159 peers 32 of them
+ * lost most of a burst of requests in the device (a datagram that finds no
+ * receive is dropped unseen), each resent 2 s later.  128 cost about 20 KiB of buffers. */
+#define CM_NRECV 128
+#define CM_NSEND 32
 #define CM_QKEY 0x50564d41u   /* "PVMA"; high bit clear: not a controlled Q_Key */
 #define CM_VERSION 5          /* 2: common header, 3: with the receiver's secret,
                                  4: a MAC keyed by it instead (issue 37),
@@ -194,8 +197,11 @@ static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_
     info.psn = ep->psn;
     (void) pvrdma_common_addr_pack(&info, (struct pvrdma_common_addr *) msg->rc_addr);
 
-    rc = pvrdma_common_ud_send(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey,
-                               ep->peer_secret, PVRDMA_COMMON_UD_KEYED_RECEIVER);
+    /* numbered per peer: a datagram the peer holds until it knows us stays
+     * inside its replay window (pvrdma_common_ud_send_seq) */
+    rc = pvrdma_common_ud_send_seq(&cm->ud, msg, ep->cm_ah, ep->peer_cm.qpn, ep->peer_qkey,
+                                   ep->peer_secret, PVRDMA_COMMON_UD_KEYED_RECEIVER,
+                                   &ep->cm_seq);
     if (0 != rc) {
         MCA_BTL_PVRDMA_VERBOSE(5, "connection message post failed: %s", strerror(rc));
         return OPAL_ERR_OUT_OF_RESOURCE;

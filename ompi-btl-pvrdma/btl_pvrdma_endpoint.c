@@ -32,6 +32,7 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->users = 0;
     ep->osc.ep = ep;
     ep->cm_ah = NULL;
+    ep->cm_seq = 0;
     ep->cm_tries = 0;
     ep->qp = NULL;
     ep->ring = NULL;

@@ -53,6 +53,8 @@ struct mca_btl_base_endpoint_t {
     uint32_t peer_qkey;
     uint8_t peer_secret[PVRDMA_COMMON_UD_SECRET_LEN]; /**< from the modex */
     struct ibv_ah *cm_ah;
+    uint64_t cm_seq;         /**< our last connection datagram's number to it
+                                  (pvrdma_common_ud_send_seq; 0: none yet) */
     int cm_tries;
     uint64_t cm_deadline_us;
 
