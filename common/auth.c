@@ -122,8 +122,12 @@ bool pvrdma_common_replay_fresh(struct pvrdma_common_replay *r,
         return true;
     }
     back = e->top - seq;
-    if ((back >= 64) || (e->seen & (UINT64_C(1) << back))) {
-        return false;   /* seen, or too old to tell */
+    if (back >= 64) {
+        r->superseded++;
+        return false;   /* too old to tell */
+    }
+    if (e->seen & (UINT64_C(1) << back)) {
+        return false;   /* seen */
     }
     e->seen |= UINT64_C(1) << back;
     return true;

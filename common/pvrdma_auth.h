@@ -68,6 +68,10 @@ struct pvrdma_common_replay {
     uint32_t n, cap;
     uint64_t clock;
     uint64_t evicted;
+    uint64_t superseded; /**< refused as older than the window (64 or more
+                              behind the highest seen), not as seen before:
+                              a sender's own datagram that waited too long
+                              (a repeated one is the network's or a replay) */
 };
 
 /** @brief Room for @p cap senders.  @return 0 or ENOMEM. */

@@ -281,7 +281,8 @@ struct ibv_ah *pvrdma_common_ud_ah_create(struct ibv_pd *pd,
 
 struct pvrdma_common_counters;
 /** @brief Append the UD QP's drop and reset counts to a counters line
- *         (dgram_dropped, dgram_forged, dgram_replayed, dgram_spoofed,
+ *         (dgram_dropped, dgram_forged, dgram_replayed, of those
+ *         dgram_superseded (older than the window), dgram_spoofed,
  *         cm_qp_resets); @p ud NULL (never opened): zeros. */
 void pvrdma_common_ud_counters_add(const struct pvrdma_common_ud *ud,
                                    struct pvrdma_common_counters *c);

@@ -526,6 +526,8 @@ void pvrdma_common_ud_counters_add(const struct pvrdma_common_ud *ud,
     pvrdma_common_counters_add(c, "dgram_dropped", (NULL != ud) ? ud->dropped : 0);
     pvrdma_common_counters_add(c, "dgram_forged", (NULL != ud) ? ud->forged : 0);
     pvrdma_common_counters_add(c, "dgram_replayed", (NULL != ud) ? ud->replayed : 0);
+    pvrdma_common_counters_add(c, "dgram_superseded",
+                               (NULL != ud) ? ud->replay.superseded : 0);
     pvrdma_common_counters_add(c, "dgram_spoofed", (NULL != ud) ? ud->spoofed : 0);
     pvrdma_common_counters_add(c, "cm_qp_resets", (NULL != ud) ? ud->resets : 0);
 }

@@ -23,10 +23,13 @@ static void test_window(void)
     CHECK(pvrdma_common_replay_fresh(&r, b, 7, 1000));
     CHECK(pvrdma_common_replay_fresh(&r, a, 8, 1000));
     /* a jump ahead; what is 64 or more behind is too old to tell */
+    CHECK_EQ(r.superseded, 0);   /* the refusals so far were repeats */
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1100));
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1036));
+    CHECK_EQ(r.superseded, 1);
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1037));
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1037));
+    CHECK_EQ(r.superseded, 1);
     /* every one of 64 in any order once, then none again */
     for (uint64_t i = 0; i < 64; ++i) {
         CHECK(pvrdma_common_replay_fresh(&r, b, 9, 5000 + ((i * 37) % 64)));
