@@ -17,6 +17,11 @@ export SCALE_ARGS=${SCALE_ARGS:-"connect allpairs alltoallv bcast"}
 export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
 # UCX's connection messages wait behind 20 busy ranks too (hosts4.sh says why)
 export SCALE_CONN_TIMEOUT=${SCALE_CONN_TIMEOUT:-120s}
+# and so do the BTL's: at 8 x 20 (2026-12-04) node1, which also runs mpirun,
+# took 4 x the other nodes' stall kicks and its ranks answered some
+# requests only after the BTL's 240 s (120 x 2 s): the job was aborted
+# with every other pair connected.  30 minutes here.
+export SCALE_BTL_CONNECT_RETRIES=${SCALE_BTL_CONNECT_RETRIES:-900}
 # 20 busy ranks on one emulated vCPU that gets a quarter of a host core
 # starve the guest's network stack: at 8 x 20 (2026-11-27) a live guest
 # (heartbeat on its console every 30-50 s, TX stalls of 6-11 s) missed the
