@@ -97,7 +97,7 @@ plan_check() {
 # of the job's own, held back until its sender was resolved (numbered per
 # destination since 2026-12-03: before, 945 such drops at 4 x 20, each
 # resent 2 s later).  A repeated one (seen before) is not counted against
-# it: rxe delivered a few twice at 8 x 20 (3 of some 75,000), and dropping
+# it: 6 datagrams came twice in one 8 x 20 run on rxe, and dropping
 # those is right.
 replay_check() {
     local v r s
