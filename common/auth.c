@@ -122,6 +122,7 @@ bool pvrdma_common_replay_fresh(struct pvrdma_common_replay *r,
         return true;
     }
     back = e->top - seq;
+    r->refused_back = back;   /* read only when false is returned */
     if (back >= 64) {
         r->superseded++;
         return false;   /* too old to tell */

@@ -72,6 +72,9 @@ struct pvrdma_common_replay {
                               behind the highest seen), not as seen before:
                               a sender's own datagram that waited too long
                               (a repeated one is the network's or a replay) */
+    uint64_t refused_back; /**< of the last refusal: how far its number was
+                                behind the highest seen (0: that one itself),
+                                for the caller's log */
 };
 
 /** @brief Room for @p cap senders.  @return 0 or ENOMEM. */

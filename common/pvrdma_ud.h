@@ -88,7 +88,10 @@ struct pvrdma_common_ud_hdr {
 /** What pvrdma_common_ud_open() builds. */
 struct pvrdma_common_ud_attr {
     struct ibv_pd *pd;
-    struct ibv_cq *cq;         /**< send and receive completions */
+    struct ibv_cq *cq;         /**< receive completions, and sends' unless: */
+    struct ibv_cq *send_cq;    /**< NULL, or the send completions' own CQ, so
+                                    that freeing a send slot never hands the
+                                    caller a received datagram out of turn */
     uint8_t        port_num;
     uint32_t       qkey;       /**< own Q_Key (high bit clear) */
     uint8_t        version;    /**< of the plugin's message format */

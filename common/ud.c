@@ -181,7 +181,7 @@ int pvrdma_common_ud_open(struct pvrdma_common_ud *ud,
     }
 
     memset(&init, 0, sizeof(init));
-    init.send_cq          = attr->cq;
+    init.send_cq          = (attr->send_cq != NULL) ? attr->send_cq : attr->cq;
     init.recv_cq          = attr->cq;
     init.qp_type          = IBV_QPT_UD;
     init.cap.max_send_wr  = ud->tx_count;

@@ -64,13 +64,15 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     }
     module->cm = cm;
 
-    cm->cq = ibv_create_cq(module->ctx, CM_NRECV + CM_NSEND, NULL, NULL, 0);
-    if (NULL == cm->cq) {
+    cm->cq = ibv_create_cq(module->ctx, CM_NRECV, NULL, NULL, 0);
+    cm->scq = (NULL != cm->cq) ? ibv_create_cq(module->ctx, CM_NSEND, NULL, NULL, 0) : NULL;
+    if (NULL == cm->scq) {
         mca_btl_pvrdma_error_verbs(module, "ibv_create_cq (connection manager)", errno);
         return OPAL_ERROR;
     }
     attr.pd = module->pd;
     attr.cq = cm->cq;
+    attr.send_cq = cm->scq;
     attr.port_num = module->port.port_num;
     attr.qkey = CM_QKEY;
     attr.version = CM_VERSION;
@@ -116,12 +118,17 @@ void mca_btl_pvrdma_cm_close(mca_btl_pvrdma_module_t *module)
     if (cm->cq) {
         (void) ibv_destroy_cq(cm->cq);
     }
+    if (cm->scq) {
+        (void) ibv_destroy_cq(cm->scq);
+    }
     free(cm);
     module->cm = NULL;
 }
 
-/** Drain the CM CQ; @return number of completions handled. */
+/** Drain the CM CQs; @return number of completions handled. */
 static int cm_poll(mca_btl_pvrdma_module_t *module);
+/** Drain the send CQ alone (free send slots); @return false on a CQ error. */
+static bool cm_poll_sends(mca_btl_pvrdma_module_t *module);
 static void cm_arm_timer(mca_btl_pvrdma_endpoint_t *ep);
 
 static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_qpn,
@@ -176,7 +183,9 @@ static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_
 
     msg = pvrdma_common_ud_tx_get(&cm->ud);
     if (NULL == msg) {
-        (void) cm_poll(module);
+        /* sends only: handling receives here would act on datagrams newer
+         * than those the caller's poll holds, out of turn */
+        (void) cm_poll_sends(module);
         msg = pvrdma_common_ud_tx_get(&cm->ud);
         if (NULL == msg) {
             return OPAL_ERR_OUT_OF_RESOURCE; /* the retry timer sends it again */
@@ -306,6 +315,12 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
             d->wc = *wc;
             memcpy(d->slot, (const uint8_t *) msg - PVRDMA_COMMON_UD_GRH_LEN,
                    PVRDMA_COMMON_UD_GRH_LEN + sizeof(*msg));
+        } else {
+            cm->deferred_dropped++;
+            MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) from %s: %d "
+                                   "from unknown processes wait already (it resends)",
+                                   (int) msg->hdr.type, OPAL_NAME_PRINT(src),
+                                   MCA_BTL_PVRDMA_CM_DEFER_MAX);
         }
         return;
     }
@@ -338,9 +353,13 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
     }
     /* a datagram of the peer's seen before (a replay; counted) */
     if (!pvrdma_common_ud_accept(&module->cm->ud, wc, msg, NULL, &ep->peer_cm.gid)) {
-        MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) from %s: "
-                               "replayed or not keyed for us", (int) msg->hdr.type,
-                               OPAL_NAME_PRINT(src));
+        /* how far behind its newest: 0 a repeat of that one, under 64 a
+         * repeat of an older one, 64 or more too old to tell (superseded) */
+        MCA_BTL_PVRDMA_VERBOSE(5, "dropped a connection message (type %d) from %s: replayed "
+                               "(%" PRIu64 " behind the newest seen from it; state %d, "
+                               "qp 0x%x)", (int) msg->hdr.type, OPAL_NAME_PRINT(src),
+                               module->cm->ud.replay.refused_back, (int) ep->state,
+                               peer.qpn);
         return;
     }
 
@@ -401,10 +420,10 @@ static void cm_handle(mca_btl_pvrdma_module_t *module, const cm_msg_t *msg,
         (void) cm_send(ep, CM_REP);
         break;
     case CM_REP:
-        /* The state changes before the RTU goes out: cm_send polls this CQ
-         * when its ring is full and so can handle the peer's resent REP
-         * inside this call, which must find the QP connected (connecting
-         * it again fails INIT->RTR on an RTS QP, EINVAL: seen at 32 ranks). */
+        /* The state changes before the RTU goes out, so that a resent REP
+         * finds the QP connected (connecting it again fails INIT->RTR on
+         * an RTS QP, EINVAL: seen at 32 ranks, when a full send ring made
+         * cm_send handle received datagrams; it polls only sends now). */
         if (MCA_BTL_PVRDMA_EP_CONNECTING == ep->state) {
             if (OPAL_SUCCESS != mca_btl_pvrdma_endpoint_connect_qp(ep, &peer, grant)) {
                 return;
@@ -440,8 +459,11 @@ static void cm_recover(mca_btl_pvrdma_module_t *module)
     int rc, n;
 
     rc = pvrdma_common_ud_reset(&cm->ud);
-    /* the CQ is the CM QP's alone: everything in it now is from before */
+    /* the CQs are the CM QP's alone: everything in them now is from before */
     while (0 == rc && (n = ibv_poll_cq(cm->cq, 8, wc)) != 0) {
+        rc = (n < 0) ? EIO : 0;
+    }
+    while (0 == rc && (n = ibv_poll_cq(cm->scq, 8, wc)) != 0) {
         rc = (n < 0) ? EIO : 0;
     }
     if (0 == rc) {
@@ -456,20 +478,45 @@ static void cm_recover(mca_btl_pvrdma_module_t *module)
                            why, cm->ud.resets);
 }
 
+static bool cm_poll_sends(mca_btl_pvrdma_module_t *module)
+{
+    mca_btl_pvrdma_cm_t *cm = module->cm;
+    struct ibv_wc wc[8];
+    const void *msg;
+    int n = 0;
+
+    /* only while a send is in flight: an empty poll is a doorbell */
+    while (0 != cm->ud.tx_busy && (n = ibv_poll_cq(cm->scq, 8, wc)) > 0) {
+        for (int i = 0; i < n; ++i) {
+            if (PVRDMA_COMMON_UD_SEND_FAILED == pvrdma_common_ud_complete(&cm->ud, &wc[i], &msg)) {
+                MCA_BTL_PVRDMA_VERBOSE(5, "connection message send failed: %s",
+                                       ibv_wc_status_str(wc[i].status));
+            }
+        }
+    }
+    return 0 == cm->ud.tx_busy || n >= 0;
+}
+
 static int cm_poll(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_cm_t *cm = module->cm;
     struct ibv_wc wc[8];
     const void *msg;
-    int n, count = 0;
+    int n = 0, count = 0;
 
-    while ((n = ibv_poll_cq(cm->cq, 8, wc)) > 0) {
+    cm->polling = true;
+    if (!cm_poll_sends(module)) {
+        n = -1;
+    }
+    /* at most as many as the deferred list has room for: each could be
+     * from a process we have no endpoint for yet (cm_handle) */
+    while (n >= 0 && cm->ndeferred < MCA_BTL_PVRDMA_CM_DEFER_MAX &&
+           (n = ibv_poll_cq(cm->cq, MCA_BTL_PVRDMA_CM_DEFER_MAX - cm->ndeferred < 8
+                                        ? MCA_BTL_PVRDMA_CM_DEFER_MAX - cm->ndeferred
+                                        : 8, wc)) > 0) {
         for (int i = 0; i < n; ++i) {
             switch (pvrdma_common_ud_complete(&cm->ud, &wc[i], &msg)) {
-            case PVRDMA_COMMON_UD_SEND_FAILED:
-                MCA_BTL_PVRDMA_VERBOSE(5, "connection message send failed: %s",
-                                       ibv_wc_status_str(wc[i].status));
-                continue;
+            case PVRDMA_COMMON_UD_SEND_FAILED:   /* not on this CQ */
             case PVRDMA_COMMON_UD_SENT:
             case PVRDMA_COMMON_UD_STALE:
                 continue;
@@ -492,6 +539,7 @@ static int cm_poll(mca_btl_pvrdma_module_t *module)
             break;   /* the rest of the CQ is the broken QP's flushes */
         }
     }
+    cm->polling = false;
     if (n < 0) {
         /* a broken CQ would otherwise leave every connection waiting: end
          * the job with the device's name (as for the data CQ) */
@@ -528,6 +576,13 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
             mca_btl_pvrdma_error_connect_timeout(ep);
             return;
         }
+        if (0 == ep->cm_tries % 30) {
+            MCA_BTL_PVRDMA_VERBOSE(5, "still connecting to %s after %d tries: state %d, "
+                                   "qp 0x%x, its qp 0x%x, %" PRIu64 " datagrams sent to it",
+                                   OPAL_NAME_PRINT(ep->proc->proc_name), ep->cm_tries,
+                                   (int) ep->state, NULL != ep->qp ? ep->qp->qp_num : 0, ep->peer_rc.qpn,
+                                   0 == ep->cm_seq ? 0 : ep->cm_seq - module->cm->ud.seq_base);
+        }
         if (MCA_BTL_PVRDMA_EP_CLOSING == ep->state) {
             mca_btl_pvrdma_close_info_t info = {
                 .from_qpn = ep->qp->qp_num, .conn_qpn = ep->peer_rc.qpn,
@@ -558,11 +613,20 @@ void mca_btl_pvrdma_cm_resolve(mca_btl_pvrdma_module_t *module)
         procs[i] = opal_proc_for_name(msg->src);
     }
     OPAL_THREAD_LOCK(&module->lock);
+    cm->polling = true;   /* these first: they are older than what the CQ holds */
     for (int i = 0; i < n; ++i) {
         /* the endpoint first (modex), then the message as if just received */
         if (NULL != procs[i] && NULL != mca_btl_pvrdma_endpoint_get(module, procs[i])) {
             cm_handle(module, (const void *) (d[i].slot + PVRDMA_COMMON_UD_GRH_LEN), &d[i].wc);
         }
+    }
+    cm->polling = false;
+}
+
+void mca_btl_pvrdma_cm_serve(mca_btl_pvrdma_module_t *module)
+{
+    if (NULL != module->cm && !module->cm->polling) {
+        (void) cm_poll(module);
     }
 }
 

@@ -677,6 +677,7 @@ int mca_btl_pvrdma_endpoint_connect_now(mca_btl_pvrdma_endpoint_t *ep)
         return mca_btl_pvrdma_cm_connect_self(ep);
     }
     (void) mca_btl_pvrdma_cm_send_req(ep); /* a lost/failed send is redone by the timer */
+    mca_btl_pvrdma_cm_serve(ep->module);
     return OPAL_SUCCESS;
 }
 

@@ -484,6 +484,8 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "stall_kicks", module->stall_kicks);
     pvrdma_common_counters_add(&c, "keepalives", module->keepalives);
     pvrdma_common_ud_counters_add((NULL != module->cm) ? &module->cm->ud : NULL, &c);
+    pvrdma_common_counters_add(&c, "cm_deferred_dropped",
+                               (NULL != module->cm) ? module->cm->deferred_dropped : 0);
     pvrdma_common_counters_add(&c, "cq_polls", module->cq_polls);
     pvrdma_common_counters_add(&c, "idle_polls_skipped", module->idle.skipped);
     pvrdma_common_counters_add(&c, "spin_polls_skipped", module->idle.spin_skipped);

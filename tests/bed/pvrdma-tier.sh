@@ -389,7 +389,7 @@ $S: run exits 0
 $S: all
 $S: receives per peer lowered to fit the CQ
 $S: plan printed
-$S: no connection datagram of the job taken for a replay
+$S: no connection datagram of the job taken for a replay or dropped unread
 $U all pairs: allpairs
 $U all pairs: run exits 0
 $U all pairs: UCP endpoints use pvrdma/$DEV" \

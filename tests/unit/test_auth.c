@@ -15,6 +15,7 @@ static void test_window(void)
     CHECK_EQ(pvrdma_common_replay_init(&r, 4), 0);
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1000));
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1000));   /* replay */
+    CHECK_EQ(r.refused_back, 0);   /* a repeat of the newest */
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1002));
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1001));    /* late, in window */
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1001));
@@ -27,6 +28,7 @@ static void test_window(void)
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1100));
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1036));
     CHECK_EQ(r.superseded, 1);
+    CHECK_EQ(r.refused_back, 64);   /* what the log says */
     CHECK(pvrdma_common_replay_fresh(&r, a, 7, 1037));
     CHECK(!pvrdma_common_replay_fresh(&r, a, 7, 1037));
     CHECK_EQ(r.superseded, 1);
