@@ -217,6 +217,24 @@ run_dumping() {
     return $rc
 }
 
+# rxe_counters_dump: every node's SoftRoCE counters (the hw_counters of each
+# port), one line per node and port, cumulative since the guest booted:
+# what rxe itself did under the jobs (retries, duplicate requests, sequence
+# NAKs, send errors).  The WRITE failures that ended 4 x 20 and 8 x 20 runs
+# came with rxe resending through a starved guest's TX stalls (limits.md);
+# these lines say how much resending there was.  BED_RXE_COUNTERS=1 makes
+# mpi_check_run append them to each job's log (paper.sh sets it).
+rxe_counters_dump() {
+    local n cmd='for d in /sys/class/infiniband/*/ports/*/hw_counters; do [ -d "$d" ] || continue; p=${d%/hw_counters}; printf "%s %s:%s" "$(hostname)" "$(basename "${p%/ports/*}")" "${p##*/}"; for f in "$d"/*; do printf " %s=%s" "${f##*/}" "$(cat "$f")"; done; echo; done'
+    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+        if [ "$n" = "$(hostname)" ]; then
+            bash -c "$cmd"
+        else
+            timeout 60 ssh "$n" "$cmd"
+        fi
+    done 2>/dev/null | sed 's/^/rxe counters since boot: /'
+}
+
 # BED_RANK_NICE N: mpi_check_run starts the ranks under `nice -n N`.  Where
 # a job puts many busy ranks on one emulated vCPU (the paper's 20 per guest),
 # the guest's own work (ksoftirqd, which runs SoftRoCE's and virtio-net's
@@ -248,6 +266,7 @@ mpi_check_run() {
         esac
     done < <(grep -E '^(not )?ok - ' "$log")
     line=$(grep -m1 '^mpi_check: MPI_Init took' "$log") && echo "# $prefix: ${line#mpi_check: }"
+    [ -n "${BED_RXE_COUNTERS:-}" ] && rxe_counters_dump >>"$log"
     if [ $rc = 0 ]; then pass "$prefix: run exits 0"
     elif [ $rc = 124 ]; then fail "$prefix: run" "timed out after ${t}s; where the ranks' main threads were: $(stack_digest "$log") (every thread in the log: $log)"
     elif line=$(all_finalized_wo_sync "$log"); then

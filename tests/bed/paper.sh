@@ -31,4 +31,6 @@ export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
 # The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet
 # processing and Open MPI's daemons come before them.  BED_RANK_NICE= : off.
 export BED_RANK_NICE=${BED_RANK_NICE-19}
+# every node's rxe counters after each job, in its log (lib.sh)
+export BED_RXE_COUNTERS=${BED_RXE_COUNTERS-1}
 exec bash "$(dirname "$0")/scale.sh"
