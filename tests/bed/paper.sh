@@ -31,6 +31,17 @@ export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
 # The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet
 # processing and Open MPI's daemons come before them.  BED_RANK_NICE= : off.
 export BED_RANK_NICE=${BED_RANK_NICE-19}
+# rxe's send rings: a WQE slot is 512 B (208 B of rxe_send_wqe + 64 B of
+# SGEs or inline data, rounded up to a power of two) and a ring of N WRs
+# gets the next power of two above N slots, so the BTL's 256 WRs cost 256
+# KiB of guest kernel memory per RC QP (on PVRDMA: 32 KiB).  At 8 x 20 that
+# is 3,180 QPs and 0.8 GB of each 2 GiB guest: in run 8 (2026-12-04) every
+# guest fell to 83-110 MiB available by the time all pairs had connected,
+# node1 thrashed, its ssh masters to the other guests stopped answering for
+# 3 minutes (ServerAlive) and mpirun took it for a lost daemon.  63 WRs: 32
+# KiB per QP.  The send budget is the CQ's, shared by all peers (159 here),
+# so no peer needs more than that many WRs in flight.
+export SCALE_BTL_SQ=${SCALE_BTL_SQ-63}
 # every node's rxe counters after each job, in its log (lib.sh)
 export BED_RXE_COUNTERS=${BED_RXE_COUNTERS-1}
 exec bash "$(dirname "$0")/scale.sh"

@@ -27,6 +27,8 @@
 #   SCALE_TIMEOUT   seconds per MPI run (default 900)
 #   SCALE_BTL_CONNECT_RETRIES  btl_pvrdma_connect_retries of the btl runs
 #                   (default: the BTL's, 120 requests 2 s apart)
+#   SCALE_BTL_SQ    btl_pvrdma_send_queue_depth of the btl runs (default:
+#                   the BTL's, 256; paper.sh says why it sets 63)
 . "$(dirname "$0")/lib.sh"
 watch_nodes
 
@@ -57,6 +59,9 @@ if [ -n "${SCALE_CONN_TIMEOUT:-}" ]; then
 fi
 if [ -n "${SCALE_BTL_CONNECT_RETRIES:-}" ]; then
     BTL+=(--mca btl_pvrdma_connect_retries "$SCALE_BTL_CONNECT_RETRIES")
+fi
+if [ -n "${SCALE_BTL_SQ:-}" ]; then
+    BTL+=(--mca btl_pvrdma_send_queue_depth "$SCALE_BTL_SQ")
 fi
 
 want() { [ -z "${SCALE_ONLY:-}" ] || [[ " $SCALE_ONLY " == *" $1 "* ]]; }
