@@ -217,6 +217,26 @@ run_dumping() {
     return $rc
 }
 
+# ssh_patience COUNT: this node's ssh masters to the other nodes (through
+# which mpirun's daemons run, guest-init) give a silent peer COUNT rounds of
+# ServerAlive's 30 s instead of the bed's 6 before they end, and are
+# restarted with it (no session may be running through them).  At 8 x 20 a
+# live guest's ssh went unanswered for 3 minutes while every other guest
+# sent it RDMA traffic (run 9, 2026-12-04: its heartbeat kept time, the
+# master ended, mpirun took the node's daemon for lost and aborted the
+# job): the bed's switch drops what a busy guest's QEMU cannot read, RC
+# resends at a fixed interval and TCP backs off.  The watcher
+# (watch_nodes) still ends a check whose node stopped answering.
+ssh_patience() {
+    local n count=$1
+    sed -i "s/^\( *ServerAliveCountMax\) .*/\1 $count/" /root/.ssh/config
+    for n in $(other_nodes); do
+        ssh -O exit "$n" >/dev/null 2>&1
+        ssh -f -N -o ControlMaster=yes -o ControlPersist=no "$n" </dev/null >/dev/null 2>&1 ||
+            echo "# ssh_patience: no new ssh master to $n: its sessions connect one by one"
+    done
+}
+
 # rxe_counters_dump: every node's SoftRoCE counters (the hw_counters of each
 # port), one line per node and port, cumulative since the guest booted:
 # what rxe itself did under the jobs (retries, duplicate requests, sequence

@@ -28,6 +28,11 @@ export SCALE_BTL_CONNECT_RETRIES=${SCALE_BTL_CONNECT_RETRIES:-900}
 # watcher's port-22 probe for 2 minutes and the check was ended.  The
 # watcher waits 10 minutes here.
 export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
+# and mpirun's ssh sessions wait 20 minutes for a silent guest, not 3
+# (lib.sh, ssh_patience: run 9 of 2026-12-04 was aborted by a master that
+# gave up on a live guest)
+. "$(dirname "$0")/lib.sh"
+ssh_patience "${PAPER_SSH_ALIVE_COUNT:-40}"
 # The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet
 # processing and Open MPI's daemons come before them.  BED_RANK_NICE= : off.
 export BED_RANK_NICE=${BED_RANK_NICE-19}
