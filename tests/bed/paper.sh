@@ -33,6 +33,8 @@ export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
 # gave up on a live guest)
 . "$(dirname "$0")/lib.sh"
 ssh_patience "${PAPER_SSH_ALIVE_COUNT:-40}"
+# mpirun says which daemon it lost, and how ("daemon N failed with status")
+export OMPI_MCA_plm_base_verbose=${OMPI_MCA_plm_base_verbose-1}
 # The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet
 # processing and Open MPI's daemons come before them.  BED_RANK_NICE= : off.
 export BED_RANK_NICE=${BED_RANK_NICE-19}
