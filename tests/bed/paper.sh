@@ -49,6 +49,9 @@ export BED_RANK_NICE=${BED_RANK_NICE-19}
 # KiB per QP.  The send budget is the CQ's, shared by all peers (159 here),
 # so no peer needs more than that many WRs in flight.
 export SCALE_BTL_SQ=${SCALE_BTL_SQ-63}
+# pml ucx has two RC QPs per connection (endpoint and passive channel):
+# 6,360 per guest at 8 x 20, 1.6 GB of rings at its default 256 WRs
+export SCALE_UCX_TXQ=${SCALE_UCX_TXQ-63}
 # every node's rxe counters after each job, in its log (lib.sh)
 export BED_RXE_COUNTERS=${BED_RXE_COUNTERS-1}
 exec bash "$(dirname "$0")/scale.sh"

@@ -29,6 +29,8 @@
 #                   (default: the BTL's, 120 requests 2 s apart)
 #   SCALE_BTL_SQ    btl_pvrdma_send_queue_depth of the btl runs (default:
 #                   the BTL's, 256; paper.sh says why it sets 63)
+#   SCALE_UCX_TXQ   UCX_PVRDMA_TX_QUEUE_LEN of the pml ucx runs (default:
+#                   the transport's, 256; paper.sh sets 63 as for the BTL)
 . "$(dirname "$0")/lib.sh"
 watch_nodes
 
@@ -56,6 +58,9 @@ if [ -n "${SCALE_RC_TIMEOUT:-}" ]; then
 fi
 if [ -n "${SCALE_CONN_TIMEOUT:-}" ]; then
     UCX+=(-x "UCX_PVRDMA_CONN_TIMEOUT=$SCALE_CONN_TIMEOUT")
+fi
+if [ -n "${SCALE_UCX_TXQ:-}" ]; then
+    UCX+=(-x "UCX_PVRDMA_TX_QUEUE_LEN=$SCALE_UCX_TXQ")
 fi
 if [ -n "${SCALE_BTL_CONNECT_RETRIES:-}" ]; then
     BTL+=(--mca btl_pvrdma_connect_retries "$SCALE_BTL_CONNECT_RETRIES")
