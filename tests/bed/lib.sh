@@ -188,7 +188,7 @@ stack_digest() {
 # still runs after T seconds, dump_stacks goes into LOG before it is ended
 # (TERM, then KILL 10 s later), and the status is 124, as timeout(1)'s.
 run_dumping() {
-    local t=$1 log=$2 pid w rc i
+    local t=$1 log=$2 pid w rc
     shift 2
     "$@" >"$log" 2>&1 &
     pid=$!
@@ -230,6 +230,7 @@ run_dumping() {
 # job): the bed's switch drops what a busy guest's QEMU cannot read, RC
 # resends at a fixed interval and TCP backs off.  The watcher
 # (watch_nodes) still ends a check whose node stopped answering.
+# scale.sh calls it when BED_SSH_ALIVE_COUNT is set (paper.sh: 40).
 ssh_patience() {
     local n count=$1
     sed -i "s/^\( *ServerAliveCountMax\) .*/\1 $count/" /root/.ssh/config

@@ -31,8 +31,7 @@ export BED_WATCH_MISSES=${BED_WATCH_MISSES:-30}
 # and mpirun's ssh sessions wait 20 minutes for a silent guest, not 3
 # (lib.sh, ssh_patience: run 9 of 2026-12-04 was aborted by a master that
 # gave up on a live guest)
-. "$(dirname "$0")/lib.sh"
-ssh_patience "${PAPER_SSH_ALIVE_COUNT:-40}"
+export BED_SSH_ALIVE_COUNT=${BED_SSH_ALIVE_COUNT-40}
 # mpirun says which daemon it lost, and how ("daemon N failed with status")
 export OMPI_MCA_plm_base_verbose=${OMPI_MCA_plm_base_verbose-1}
 # The ranks run at nice 19 (lib.sh, BED_RANK_NICE): the guest's packet

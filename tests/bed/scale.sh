@@ -31,8 +31,11 @@
 #                   the BTL's, 256; paper.sh says why it sets 63)
 #   SCALE_UCX_TXQ   UCX_PVRDMA_TX_QUEUE_LEN of the pml ucx runs (default:
 #                   the transport's, 256; paper.sh sets 63 as for the BTL)
+#   BED_SSH_ALIVE_COUNT  ServerAlive rounds of node1's ssh masters (lib.sh,
+#                   ssh_patience; unset: the bed's 6; paper.sh sets 40)
 . "$(dirname "$0")/lib.sh"
 watch_nodes
+[ -n "${BED_SSH_ALIVE_COUNT:-}" ] && ssh_patience "$BED_SSH_ALIVE_COUNT"
 
 NHOSTS=$(grep -c '^node' "$TB_HOSTFILE")
 URPN=${SCALE_RPN:-4}
