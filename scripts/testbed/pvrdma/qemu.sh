@@ -11,6 +11,9 @@
 # qemu-meter-counters.patch: the meter (issue 19, pvrdma/meter-host) reads
 # doorbells by kind and device commands by code from `info rdma`; the device
 # model only counted all UAR writes and all commands together.
+# qemu-cq-arm-notify.patch: an armed CQ gets its completion event (the model
+# armed only for solicited completions, so ibv_req_notify_cq(cq, 0) never
+# woke anyone; pvrdma/README.md, "CQ events").
 #
 # The build: Debian's own `qemu` source package of exactly the installed
 # qemu-system-x86 version (scripts/fetch-debian-src.sh), those patches, and a
@@ -19,7 +22,8 @@
 # installed Debian packages (-L /usr/share/qemu -L /usr/share/seabios in outer-init).
 # Sourced by tb after module.sh (uses TB_CACHE, TB_DIR, die, info).
 
-TB_PV_QEMU_PATCHES=("$TB_DIR/pvrdma/qemu-ah-cache-per-pd.patch" "$TB_DIR/pvrdma/qemu-meter-counters.patch")
+TB_PV_QEMU_PATCHES=("$TB_DIR/pvrdma/qemu-ah-cache-per-pd.patch" "$TB_DIR/pvrdma/qemu-meter-counters.patch"
+                    "$TB_DIR/pvrdma/qemu-cq-arm-notify.patch")
 # Debian packages the build needs (scripts/setup.sh installs them).
 TB_PV_QEMU_BUILD_DEPS=(meson ninja-build pkg-config dpkg-dev libglib2.0-dev libpixman-1-dev
                        libibverbs-dev librdmacm-dev libibumad-dev libattr1-dev libcap-ng-dev
