@@ -41,6 +41,7 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->spin_scale   = 1;
     w->spin_skipped = 0;
     w->sends_seen   = 0;
+    w->backing_off  = 0;
 }
 
 /*
@@ -88,6 +89,7 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
 {
     uint64_t now;
 
+    w->backing_off = 0;
     if ((w->poll_us == 0) || !waiting) {
         w->quiet_since  = 0;
         w->poll_started = 0;
@@ -112,7 +114,8 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         return 0;
     }
     if (now >= w->next_poll) {
-        w->next_poll = now + w->interval_us;
+        w->next_poll   = now + w->interval_us;
+        w->backing_off = 1;
         return 1;
     }
     w->poll_started = 0;

@@ -40,6 +40,7 @@
 #include "pvrdma_retry_counters.h"
 #include "pvrdma_fork.h"
 #include "pvrdma_idle_wait.h"
+#include "pvrdma_cq_notify.h"
 #include "pvrdma_watch.h"
 
 #endif /* PVRDMA_COMMON_H */

@@ -64,6 +64,8 @@ struct pvrdma_common_idle_wait {
     uint64_t spin_scale;    /**< config: spin polls >= this x empty poll apart, <= 1: every call */
     uint64_t spin_skipped;  /**< of skipped, those in the spin (counted at close) */
     uint64_t sends_seen;    /**< the caller's sends count when it last looked */
+    int backing_off;        /**< the last poll allowed was one of the back-off's
+                                 (the spin is over: the caller may arm instead) */
 };
 
 /** @brief Microseconds on CLOCK_MONOTONIC. */

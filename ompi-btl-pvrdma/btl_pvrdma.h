@@ -38,6 +38,11 @@
 
 #include "pvrdma_common.h"
 
+/** The CQs of module->notify (bit i: the i-th added): the data CQ is added
+ *  when the queues are made, the connection manager's receive CQ after it. */
+#define MCA_BTL_PVRDMA_NOTIFY_DATA 1u
+#define MCA_BTL_PVRDMA_NOTIFY_CM   2u
+
 BEGIN_C_DECLS
 
 /** Tri-state values of the srq and rdma_read parameters. */
@@ -95,6 +100,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
     int idle_poll_scale;    /**< or per this many times a measured empty poll */
     int idle_spin_scale;    /**< spin polls >= this many empty polls apart */
+    int idle_arm_ms;        /**< armed wait: safety poll period, 0 = never arm */
 
     /* fragment lists */
     int free_list_num;
@@ -225,6 +231,10 @@ typedef struct mca_btl_pvrdma_module_t {
     /** bounded idle wait (common/idle_wait.c): a rank that only waits for
      *  receives polls its CQs at most once per btl_pvrdma_idle_poll_interval */
     struct pvrdma_common_idle_wait idle;
+    /** armed wait (common/cq_notify.c): once the idle wait backs off, the
+     *  CQs (data and connection receives) are armed and the channel is read
+     *  instead of polling them (btl_pvrdma_idle_arm) */
+    struct pvrdma_common_cq_notify notify;
 
     /* RDMA WRs this module posted, printed by mca_btl_pvrdma_finalize ("closed
      * <dev>:<port>: ..."): the bed tests prove from these counts how the

@@ -64,12 +64,17 @@ int mca_btl_pvrdma_cm_open(mca_btl_pvrdma_module_t *module, mca_btl_pvrdma_modex
     }
     module->cm = cm;
 
-    cm->cq = ibv_create_cq(module->ctx, CM_NRECV, NULL, NULL, 0);
+    /* requests arrive on the receive CQ while a process waits: it is armed
+     * with the data CQ (the send CQ only completes our own datagrams,
+     * which a waiting process has none of) */
+    cm->cq = ibv_create_cq(module->ctx, CM_NRECV, NULL,
+                           pvrdma_common_cq_notify_channel(&module->notify), 0);
     cm->scq = (NULL != cm->cq) ? ibv_create_cq(module->ctx, CM_NSEND, NULL, NULL, 0) : NULL;
     if (NULL == cm->scq) {
         mca_btl_pvrdma_error_verbs(module, "ibv_create_cq (connection manager)", errno);
         return OPAL_ERROR;
     }
+    (void) pvrdma_common_cq_notify_add(&module->notify, cm->cq);
     attr.pd = module->pd;
     attr.cq = cm->cq;
     attr.send_cq = cm->scq;

@@ -358,6 +358,25 @@ static void report_plan(const mca_btl_pvrdma_module_t *module)
                            "(btl_pvrdma_cq_depth, btl_pvrdma_srq)" : "");
 }
 
+/** The completion channel of the armed wait, where the idle wait is on
+ *  and btl_pvrdma_idle_arm is not 0 (without it the CQs are polled, as
+ *  before: nothing is lost but the doorbells it saves). */
+static void open_notify(mca_btl_pvrdma_module_t *module)
+{
+    int rc;
+
+    if (0 == module->idle.poll_us || mca_btl_pvrdma_component.idle_arm_ms <= 0) {
+        return;
+    }
+    rc = pvrdma_common_cq_notify_open(&module->notify, module->ctx,
+                                      (uint64_t) mca_btl_pvrdma_component.idle_arm_ms * 1000u);
+    if (0 != rc) {
+        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: no completion channel (%s): a waiting process "
+                               "polls its CQs", module->port.dev_name, module->port.port_num,
+                               strerror(rc));
+    }
+}
+
 int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module)
 {
     mca_btl_pvrdma_component_t *c = &mca_btl_pvrdma_component;
@@ -378,13 +397,15 @@ int mca_btl_pvrdma_device_create_queues(mca_btl_pvrdma_module_t *module)
     /* the device may take less than max_cqe (QEMU's model: 4096): then plan
      * again for the CQ it did take */
     depth = module->plan.cq_depth;
+    open_notify(module);
     module->cq = pvrdma_common_create_cq(module->ctx, &depth,
                                          module->plan.send_budget + PVRDMA_COMMON_SCALE_RECV_MIN,
-                                         NULL);
+                                         pvrdma_common_cq_notify_channel(&module->notify));
     if (NULL == module->cq) {
         mca_btl_pvrdma_error_verbs(module, "ibv_create_cq", errno);
         return OPAL_ERR_NOT_AVAILABLE;
     }
+    (void) pvrdma_common_cq_notify_add(&module->notify, module->cq);
     if (depth < module->plan.cq_depth && 0 != make_plan(module, depth)) {
         mca_btl_pvrdma_error_verbs(module, "ibv_create_cq (too small for one peer)", ENOSPC);
         return OPAL_ERR_NOT_AVAILABLE;
@@ -431,6 +452,8 @@ void mca_btl_pvrdma_device_close(mca_btl_pvrdma_module_t *module)
         (void) ibv_destroy_cq(module->cq);
         module->cq = NULL;
     }
+    /* after every CQ on it (the connection manager's are closed first) */
+    pvrdma_common_cq_notify_close(&module->notify);
     if (module->pd) {
         (void) ibv_dealloc_pd(module->pd);
         module->pd = NULL;

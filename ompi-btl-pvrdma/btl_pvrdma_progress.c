@@ -311,9 +311,86 @@ static bool only_waiting(const mca_btl_pvrdma_module_t *module)
            (NULL == module->cm || (0 == module->cm->ud.tx_busy && 0 == module->cm->ndeferred));
 }
 
+/**
+ * Whether to poll the CQs in this progress call: the bounded idle wait
+ * (common/idle_wait.c), and once it backs off the armed wait
+ * (common/cq_notify.c): the CQs are armed before the back-off's first poll
+ * and, if that poll finds nothing, only the completion channel is read
+ * until an event comes (or the safety poll is due).  @p *cms: the
+ * connection manager's CQ must be polled now (its event came, or it was
+ * armed just now: a request may have come before); @p *arming: if this
+ * poll finds nothing, wait on the channel.
+ */
+static bool poll_now(mca_btl_pvrdma_module_t *module, bool *cms, bool *arming, bool *safety)
+{
+    bool waiting = only_waiting(module);
+    unsigned fired;
+    int armed_now;
+
+    *cms = *arming = *safety = false;
+    if (module->notify.armed && !waiting) {
+        /* something of ours is in flight or queued: poll as the idle wait
+         * says (the CQs stay armed; a stale event costs one poll later) */
+        module->notify.armed = false;
+    }
+    if (module->notify.armed) {
+        if (!pvrdma_common_cq_notify_check(&module->notify, pvrdma_common_now_us(), &fired,
+                                           safety)) {
+            return false;
+        }
+        *cms = *safety || (fired & MCA_BTL_PVRDMA_NOTIFY_CM);
+        *arming = true;   /* nothing found: back to the channel at once */
+        return true;
+    }
+    if (!pvrdma_common_idle_wait_poll(&module->idle, waiting)) {
+        return false;
+    }
+    if (waiting && module->idle.backing_off) {
+        armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
+        if (armed_now >= 0) {
+            module->notify.armed = false;   /* waits only if this poll finds nothing */
+            *cms = (armed_now & (int) MCA_BTL_PVRDMA_NOTIFY_CM) != 0;
+            *arming = true;
+        }
+    }
+    return true;
+}
+
+/** What poll_cqs looks at: MCA_BTL_PVRDMA_NOTIFY_DATA (the data CQ),
+ *  MCA_BTL_PVRDMA_NOTIFY_CM (the connection manager's CQ, now), or this:
+ *  the connection manager as cm_progress paces it when idle. */
+#define POLL_CM_PACED 4u
+
+/** Poll the CQs @p which says; @return completions, @p *awaited those
+ *  someone waited for. */
+static int poll_cqs(mca_btl_pvrdma_module_t *module, unsigned which, int *awaited)
+{
+    int count = 0, found;
+
+    *awaited = 0;
+    if (NULL != module->cm && (which & (MCA_BTL_PVRDMA_NOTIFY_CM | POLL_CM_PACED))) {
+        if (which & MCA_BTL_PVRDMA_NOTIFY_CM) {
+            /* a request may wait in it (cm_progress otherwise looks only
+             * every btl_pvrdma_cm_poll_interval calls when idle) */
+            module->cm_idle_count = (uint32_t) mca_btl_pvrdma_component.cm_poll_interval;
+        }
+        *awaited = mca_btl_pvrdma_cm_progress(module);
+        count += *awaited;
+    }
+    /* poll only when a completion can be there */
+    if ((which & MCA_BTL_PVRDMA_NOTIFY_DATA) &&
+        (module->sends_outstanding > 0 || module->recvs_posted > 0)) {
+        found = 0;
+        count += poll_cq(module, &found);
+        *awaited += found;
+    }
+    return count;
+}
+
 int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
 {
-    int count = 0, awaited = 0;
+    int count = 0, awaited = 0, armed_now;
+    bool cms, arming, safety;
 
     if (OPAL_UNLIKELY(NULL == module)) {
         return 0;
@@ -325,22 +402,32 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
     pvrdma_common_idle_wait_sends(&module->idle, module->send_wrs);
     /* The bounded idle wait: a process that only waits for messages polls
      * both CQs at most once per btl_pvrdma_idle_poll_interval once it has
-     * waited btl_pvrdma_idle_spin (empty polls are VM exits). */
-    if (!pvrdma_common_idle_wait_poll(&module->idle, only_waiting(module))) {
+     * waited btl_pvrdma_idle_spin (empty polls are VM exits), or waits for
+     * their completion event (btl_pvrdma_idle_arm). */
+    if (!poll_now(module, &cms, &arming, &safety)) {
         mca_btl_pvrdma_peer_watch(module);
         OPAL_THREAD_UNLOCK(&module->lock);
         return 0;
     }
-    if (NULL != module->cm) {
-        awaited = mca_btl_pvrdma_cm_progress(module);
-        count += awaited;
+    count = poll_cqs(module, MCA_BTL_PVRDMA_NOTIFY_DATA | POLL_CM_PACED |
+                                 (cms ? MCA_BTL_PVRDMA_NOTIFY_CM : 0u), &awaited);
+    if (safety && pvrdma_common_cq_notify_safety_result(&module->notify, count)) {
+        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: the device does not deliver CQ events (%d safety "
+                               "polls in a row found completions without one): polling as "
+                               "without btl_pvrdma_idle_arm", module->port.dev_name,
+                               module->port.port_num, PVRDMA_COMMON_CQ_NOTIFY_MISSES);
     }
-    /* poll only when a completion can be there */
-    if (module->sends_outstanding > 0 || module->recvs_posted > 0) {
-        int found = 0;
-
-        count += poll_cq(module, &found);
-        awaited += found;
+    if (arming && 0 == count && only_waiting(module)) {
+        /* nothing came: wait on the channel.  A CQ whose event was taken
+         * is armed again, and polled once more: what came after the poll
+         * above and before the arm raised no event. */
+        armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
+        if (armed_now > 0) {
+            count = poll_cqs(module, (unsigned) armed_now, &awaited);
+        }
+        if (count > 0) {
+            module->notify.armed = false;
+        }
     }
     pvrdma_common_idle_wait_found(&module->idle, awaited);
     if (OPAL_UNLIKELY(module->credits_owed_count > 0)) {

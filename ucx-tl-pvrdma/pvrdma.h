@@ -419,9 +419,10 @@ KHASH_MAP_INIT_INT(uct_pvrdma_ep_tags, uct_pvrdma_ep_t*)
 
 
 #define UCT_PVRDMA_QP_HASH_SIZE  64
-/** Safety polls in a row that find completions without their CQ event
- *  before the iface stops arming its CQ. */
-#define UCT_PVRDMA_EVENT_MISSES_MAX 4
+/** While armed the CQ is polled anyway this often (common/cq_notify.c:
+ *  after 4 such polls in a row found completions whose event never came,
+ *  the iface stops arming). */
+#define UCT_PVRDMA_ARM_SAFETY_US 100000
 
 
 /*
@@ -466,20 +467,16 @@ typedef struct uct_pvrdma_iface_cq_acct {
                                                  entries (pvrdma_chan.c) */
 } uct_pvrdma_iface_cq_acct_t;
 
-/** CQ events (see the end of "Completions" above): the completion channel
- *  and whether progress polls the CQ or waits for its event
- *  (pvrdma_progress.c).  Reset by uct_pvrdma_iface_notify_init; the
- *  channel is created with the CQ (uct_pvrdma_iface_init_cq) and destroyed
- *  by uct_pvrdma_iface_notify_cleanup. */
+/** CQ events (see the end of "Completions" above): the armed wait both
+ *  plugins share (common/cq_notify.c: the completion channel, the CQ's arm
+ *  state, the safety poll) and this transport's count of empty polls, its
+ *  other reason to arm (pvrdma_progress.c).  Reset by
+ *  uct_pvrdma_iface_notify_init; the channel is created with the CQ
+ *  (uct_pvrdma_iface_init_cq) and destroyed by
+ *  uct_pvrdma_iface_notify_cleanup. */
 typedef struct uct_pvrdma_iface_notify {
-    struct ibv_comp_channel    *channel;     /**< NULL: never arm */
-    int                        armed;        /* waiting on the channel */
-    int                        hw_armed;     /* armed, its event not taken:
-                                                re-arming is a doorbell for
-                                                nothing */
+    struct pvrdma_common_cq_notify cq;
     unsigned                   empty_polls;
-    unsigned                   armed_skips;  /* progress calls while armed */
-    unsigned                   event_misses; /* safety polls that found work */
 } uct_pvrdma_iface_notify_t;
 
 /** Connections (pvrdma_conn.c, pvrdma_conn_passive.c, pvrdma_chan.c): what
@@ -569,9 +566,6 @@ typedef struct uct_pvrdma_iface_op_count {
                                                     (put_short/bcopy/zcopy);
                                                     not credit or flush WRITEs */
     uint64_t                   rdma_write_max; /**< bytes of the largest one */
-    uint64_t                   cq_arms;        /**< ibv_req_notify_cq that
-                                                    succeeded */
-    uint64_t                   cq_events;      /**< ibv_get_cq_event taken */
     /* the CQ budget at work (UCX_PVRDMA_CQ_LEN), printed at close */
     uint64_t                   cq_full;        /**< sends refused because
                                                     the CQ budget was full */

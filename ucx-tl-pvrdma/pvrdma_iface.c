@@ -84,11 +84,12 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
 
     {"CQ_IDLE_POLLS", "-1",
      "After this many consecutive empty CQ polls with no send outstanding,\n"
-     "arm the CQ and wait for its completion event instead of polling (an\n"
-     "empty poll is a doorbell, i.e. a VM exit, on PVRDMA); while armed the\n"
-     "CQ is still polled every this many progress calls, and a device that\n"
-     "does not deliver CQ events is then polled continuously. 0 never arms;\n"
-     "-1 means 64 on PVRDMA and 0 on other devices.",
+     "or as soon as the idle wait backs off (UCX_PVRDMA_IDLE_SPIN), arm the\n"
+     "CQ and wait for its completion event instead of polling (an empty poll\n"
+     "is a doorbell, i.e. a VM exit, on PVRDMA; reading the event is a system\n"
+     "call); while armed the CQ is still polled every 100 ms, and a device\n"
+     "that does not deliver CQ events is then polled as if this were 0.\n"
+     "0 never arms; -1 means 64 on PVRDMA and 0 on other devices.",
      ucs_offsetof(uct_pvrdma_iface_config_t, cq_idle_polls),
      UCS_CONFIG_TYPE_INT},
 

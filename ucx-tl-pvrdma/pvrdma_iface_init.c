@@ -11,7 +11,6 @@
 #include "pvrdma_impl.h"
 
 #include <ucs/arch/cpu.h>
-#include <fcntl.h>
 
 
 /* ----------------------------------------------------------------------- */
@@ -345,40 +344,28 @@ void uct_pvrdma_iface_cq_acct_init(uct_pvrdma_iface_cq_acct_t *acct)
 void uct_pvrdma_iface_notify_init(uct_pvrdma_iface_notify_t *notify)
 {
     memset(notify, 0, sizeof(*notify));
-    notify->channel = NULL;
+    notify->cq.channel = NULL;
 }
 
 
 void uct_pvrdma_iface_notify_cleanup(uct_pvrdma_iface_notify_t *notify)
 {
-    if (notify->channel != NULL) {
-        ibv_destroy_comp_channel(notify->channel);
-    }
+    pvrdma_common_cq_notify_close(&notify->cq);
 }
 
 
 ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
 {
     uint32_t depth;
-    int flags;
+    int err;
 
     if (iface->config.idle_polls > 0) {
-        iface->notify.channel = ibv_create_comp_channel(iface->md->ctx);
-        if (iface->notify.channel == NULL) {
-            ucs_diag("pvrdma: ibv_create_comp_channel failed: %m; the CQ will "
-                     "be polled continuously");
+        err = pvrdma_common_cq_notify_open(&iface->notify.cq, iface->md->ctx,
+                                           UCT_PVRDMA_ARM_SAFETY_US);
+        if (err != 0) {
+            ucs_diag("pvrdma: no non-blocking completion channel (%s); the "
+                     "CQ will be polled continuously", strerror(err));
             iface->config.idle_polls = 0;
-        } else {
-            flags = fcntl(iface->notify.channel->fd, F_GETFL);
-            if ((flags < 0) || (fcntl(iface->notify.channel->fd, F_SETFL,
-                                      flags | O_NONBLOCK) < 0)) {
-                ucs_diag("pvrdma: cannot make the completion channel "
-                         "non-blocking: %m; the CQ will be polled "
-                         "continuously");
-                ibv_destroy_comp_channel(iface->notify.channel);
-                iface->notify.channel    = NULL;
-                iface->config.idle_polls = 0;
-            }
         }
     }
 
@@ -389,13 +376,15 @@ ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
     iface->cq = pvrdma_common_create_cq(iface->md->ctx, &depth,
                                         iface->config.rx_queue_len +
                                         iface->config.tx_queue_len,
-                                        iface->notify.channel);
+                                        pvrdma_common_cq_notify_channel(
+                                                &iface->notify.cq));
     if (iface->cq == NULL) {
         ucs_error("pvrdma: %s: ibv_create_cq(%u) failed: %m",
                   iface->md->dev_name, depth);
         uct_pvrdma_iface_notify_cleanup(&iface->notify);
         return UCS_ERR_IO_ERROR;
     }
+    (void)pvrdma_common_cq_notify_add(&iface->notify.cq, iface->cq);
 
     if (depth < iface->profile.cq_depth) {
         ucs_diag("pvrdma: %s: the device refused a CQ of %u entries, using "

@@ -155,8 +155,8 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
                                    iface->op_count.rdma_write_max,
                                    iface->op_count.rdma_reads,
                                    iface->op_count.rdma_read_max,
-                                   iface->op_count.cq_arms,
-                                   iface->op_count.cq_events);
+                                   iface->notify.cq.arms,
+                                   iface->notify.cq.events);
     pvrdma_common_counters_add(&c, "cq_entries", (uint64_t)iface->cq->cqe);
     pvrdma_common_counters_add(&c, "cq_full", iface->op_count.cq_full);
     pvrdma_common_counters_add(&c, "forced_signals", iface->op_count.forced_signals);
@@ -220,7 +220,7 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface,
               iface->md->dev_name, iface->port_num, iface,
               iface->op_count.rdma_reads, iface->op_count.rdma_read_max,
               iface->op_count.rdma_writes, iface->op_count.rdma_write_max,
-              iface->op_count.cq_arms, iface->op_count.cq_events,
+              iface->notify.cq.arms, iface->notify.cq.events,
               iface->watch.keepalives);
     ucs_debug("pvrdma: %s:%d: iface %p send pool: ran dry %" PRIu64 " times "
               "(UCX_PVRDMA_TX_MAX_BUFS, or the locked-memory limit)",

@@ -266,65 +266,42 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface,
 }
 
 
-/* Wait on the completion channel for the next CQE.  Returns 1 when the CQ
- * was armed just now (a CQE may have slipped in before: poll once more),
- * 0 when it still was armed from before (its event has not come, so it
- * will report any CQE since then) or arming failed.  An idle iface thus
- * arms once per event instead of after every safety poll: each
- * ibv_req_notify_cq is a doorbell, a VM exit on PVRDMA. */
-static int uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface)
+/* Arm the CQ (common/cq_notify.c: no doorbell while it is still armed from
+ * before) and wait on the completion channel.  A CQ armed just now is
+ * polled once more: a completion that came before the arm raised no event.
+ * Returns what that poll found. */
+static unsigned uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface,
+                                        unsigned *awaited_p)
 {
-    int ret;
+    unsigned count;
 
-    if (iface->notify.hw_armed) {
-        iface->notify.armed = 1;
+    if (pvrdma_common_cq_notify_arm(&iface->notify.cq,
+                                    pvrdma_common_now_us()) <= 0) {
         return 0;
     }
-    ret = ibv_req_notify_cq(iface->cq, 0);
-    if (ret != 0) {
-        ucs_diag("pvrdma: ibv_req_notify_cq failed: %s, keep polling",
-                 strerror(ret));
-        return 0;
+    count = uct_pvrdma_iface_poll_cq(iface, awaited_p);
+    if (count > 0) {
+        iface->notify.cq.armed   = 0;
+        iface->notify.empty_polls = 0;
     }
-    iface->notify.armed    = 1;
-    iface->notify.hw_armed = 1;
-    /* the bed tests tell an armed CQ from a polled one by this count */
-    ++iface->op_count.cq_arms;
-    return 1;
-}
-
-
-/* Non-blocking check of the completion channel; consumes the event. */
-static int uct_pvrdma_iface_cq_event(uct_pvrdma_iface_t *iface)
-{
-    struct ibv_cq *ev_cq;
-    void *ev_ctx;
-
-    if (ibv_get_cq_event(iface->notify.channel, &ev_cq, &ev_ctx) != 0) {
-        return 0; /* EAGAIN: nothing happened */
-    }
-    ibv_ack_cq_events(ev_cq, 1);
-    iface->notify.hw_armed = 0; /* an event disarms the CQ */
-    /* the bed tests see from this count whether the device delivered CQ
-     * events (QEMU's pvrdma model does not: safety polls find the work) */
-    ++iface->op_count.cq_events;
-    return 1;
+    return count;
 }
 
 
 /*
- * A safety poll of an armed CQ found completions whose event never came.
- * Once is a race with the event; several in a row mean the device does not
- * deliver CQ events: then poll continuously, as on a device without
+ * A safety poll of an armed CQ found @p count completions: several in a row
+ * whose event never came mean the device does not deliver CQ events (QEMU's
+ * PVRDMA model without the bed's patch): then poll, as on a device without
  * doorbell costs.
  */
-static void uct_pvrdma_iface_event_missed(uct_pvrdma_iface_t *iface)
+static void uct_pvrdma_iface_safety_result(uct_pvrdma_iface_t *iface,
+                                           unsigned count)
 {
-    if (++iface->notify.event_misses < UCT_PVRDMA_EVENT_MISSES_MAX) {
+    if (!pvrdma_common_cq_notify_safety_result(&iface->notify.cq, (int)count)) {
         return;
     }
     ucs_diag("pvrdma: %s:%d: the device does not deliver CQ events; polling "
-             "the CQ continuously (as with UCX_PVRDMA_CQ_IDLE_POLLS=0)",
+             "the CQ (as with UCX_PVRDMA_CQ_IDLE_POLLS=0)",
              iface->md->dev_name, iface->port_num);
     iface->config.idle_polls = 0;
 }
@@ -365,8 +342,10 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
     uct_pvrdma_iface_t *iface = ucs_derived_of(tl_iface, uct_pvrdma_iface_t);
     unsigned count            = 0;
     unsigned awaited          = 0;
-    int safety                = 0;
-    int evented               = 0;
+    int arming                = 0;
+    int waiting;
+    unsigned fired;
+    bool safety               = false;
 
     /* a new turn: the next AM to each ep goes at once again */
     ++iface->tx_batch.turn;
@@ -383,49 +362,46 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         uct_pvrdma_iface_refill_short_chans(iface);
     }
 
-    /* While armed and nothing is in flight from us, mostly look at the
-     * event channel: this costs a system call but no doorbell.  Every
-     * idle_polls calls the CQ is polled anyway, because some devices never
-     * deliver the event (QEMU's pvrdma device model: measured, an armed
-     * am_lat never completed). */
-    if (iface->notify.armed && (iface->cq_acct.tx_signaled == 0)) {
-        if (uct_pvrdma_iface_cq_event(iface)) {
-            iface->notify.event_misses = 0;
-            evented             = 1;
-        } else if (++iface->notify.armed_skips < iface->config.idle_polls) {
+    /* While armed and nothing is in flight from us, only look at the event
+     * channel: a system call, no doorbell.  A send of ours that will
+     * complete ends the wait (the CQ stays armed).  The bounded idle wait
+     * otherwise: only waiting for messages since IDLE_SPIN, poll at most
+     * once per IDLE_POLL_INTERVAL (empty polls are VM exits), and arm the
+     * CQ before the back-off's first poll. */
+    waiting = uct_pvrdma_iface_only_waiting(iface);
+    if (iface->notify.cq.armed && (iface->cq_acct.tx_signaled != 0)) {
+        iface->notify.cq.armed = 0;
+    }
+    if (iface->notify.cq.armed) {
+        if (!pvrdma_common_cq_notify_check(&iface->notify.cq,
+                                           pvrdma_common_now_us(), &fired,
+                                           &safety)) {
             goto out;
-        } else {
-            safety = 1;
         }
-        iface->notify.armed_skips = 0;
+        arming = 1; /* nothing found: back to the channel at once */
+    } else if (!pvrdma_common_idle_wait_poll(&iface->idle, waiting)) {
+        goto out;
+    } else if (waiting && iface->idle.backing_off &&
+               (iface->config.idle_polls > 0) &&
+               (pvrdma_common_cq_notify_arm(&iface->notify.cq,
+                                            pvrdma_common_now_us()) >= 0)) {
+        iface->notify.cq.armed = 0; /* waits only if this poll finds nothing */
+        arming                 = 1;
     }
 
-    /* the bounded idle wait: only waiting for messages since IDLE_SPIN,
-     * poll at most once per IDLE_POLL_INTERVAL (empty polls are VM exits) */
-    if (!evented &&
-        !pvrdma_common_idle_wait_poll(&iface->idle,
-                                      uct_pvrdma_iface_only_waiting(iface))) {
-        goto out;
-    }
-    iface->notify.armed = 0;
     count = uct_pvrdma_iface_poll_cq(iface, &awaited);
-    pvrdma_common_idle_wait_found(&iface->idle, awaited);
+    if (safety) {
+        uct_pvrdma_iface_safety_result(iface, count);
+    }
     if (count > 0) {
         iface->notify.empty_polls = 0;
-        if (safety) {
-            uct_pvrdma_iface_event_missed(iface);
-        }
     } else if ((iface->config.idle_polls > 0) &&
                (iface->cq_acct.tx_signaled == 0) &&
-               (++iface->notify.empty_polls >= iface->config.idle_polls)) {
-        /* a completion may have arrived before arming */
-        if (uct_pvrdma_iface_arm_cq(iface)) {
-            count = uct_pvrdma_iface_poll_cq(iface, &awaited);
-            if (count > 0) {
-                iface->notify.empty_polls = 0;
-            }
-        }
+               (arming ||
+                (++iface->notify.empty_polls >= iface->config.idle_polls))) {
+        count = uct_pvrdma_iface_arm_cq(iface, &awaited);
     }
+    pvrdma_common_idle_wait_found(&iface->idle, awaited);
 
 out:
     if (ucs_unlikely((iface->conn.num_connecting > 0) ||
