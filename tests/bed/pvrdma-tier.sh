@@ -348,6 +348,32 @@ if data_part core; then
             fail "meter: $what, a rank waiting 3 s rings at most 3000 CQ polls (idle spin ${IDLE_SPIN_MS} ms, poll interval ${IDLE_POLL_MS} ms)" "$p CQ polls ($f)"
         fi
     done
+    # The armed wait (issue 38): at the transports' default idle knobs
+    # (spin 1 ms, then the back-off) a rank that waits arms its CQs once and
+    # reads their completion channel, a system call, polling only when the
+    # event comes (or every 100 ms, to be safe).  This needs the bed's QEMU
+    # patch (qemu-cq-arm-notify.patch: the model armed no CQ for
+    # ibv_req_notify_cq(cq, 0)).  Rank 0 waiting 3 s, 2026-12-06: the BTL
+    # rang 2,423 CQ polls with btl_pvrdma_idle_arm 0 (the back-off alone, a
+    # poll per 16 empty polls' time), 62 and one arm with it.  Bound: 300
+    # CQ polls and at least one arm on node1.
+    MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl-armed" mpi_check_run "btl 2x1 metered, default idle wait" 300 \
+        -np 2 --map-by node --mca pml ob1 --mca btl pvrdma,self \
+        --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" -- metered
+    MPI_CHECK_SPAN_CMD="$METER span $MDIR/ucx-armed" mpi_check_run "pml ucx 2x1 metered, default idle wait" 300 \
+        -np 2 --map-by node "${MUCX[@]}" -- metered
+    for t in btl:"btl pvrdma" ucx:"pml ucx over uct pvrdma"; do
+        f=$MDIR/${t%%:*}-armed.idle.8 what=${t#*:}
+        read -r _ _ _ _ p < <(meter_counts "$f" node1)
+        a=$(awk '$1 == "node1" && $2 == "doorbell.cq.arm" { a += $3 } END { print a + 0 }' "$f" 2>/dev/null)
+        if [ ! -s "$f" ]; then
+            fail "meter: $what, a rank waiting 3 s at the default idle wait" "no counts ($f)"
+        elif [ "$p" -le 300 ] && [ "${a:-0}" -ge 1 ]; then
+            pass "meter: $what, a rank waiting 3 s at the default idle wait: $p CQ polls, $a CQ arms"
+        else
+            fail "meter: $what, a rank waiting 3 s at the default idle wait rings at most 300 CQ polls and arms its CQ" "$p CQ polls, ${a:-0} CQ arms ($f)"
+        fi
+    done
     # MPI_Alltoall of 8 ranks (issue 38), 4 per node: 4 rounds of 64 KiB
     # to every peer (8 KiB copy fragments here), every block checked; 3 of
     # a rank's 7 peers share its node and go through the device too.  Per
