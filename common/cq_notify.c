@@ -15,12 +15,12 @@
 #include <string.h>
 
 int pvrdma_common_cq_notify_open(struct pvrdma_common_cq_notify *n,
-                                 struct ibv_context *ctx, uint64_t safety_us)
+                                 struct ibv_context *ctx, uint64_t arm_after_us)
 {
     int flags, err;
 
     memset(n, 0, sizeof(*n));
-    n->safety_us = safety_us;
+    n->arm_after_us = arm_after_us;
     n->channel = ibv_create_comp_channel(ctx);
     if (NULL == n->channel) {
         return (0 != errno) ? errno : ENOMEM;
@@ -88,7 +88,7 @@ int pvrdma_common_cq_notify_arm(struct pvrdma_common_cq_notify *n, uint64_t now)
         armed_now |= 1u << i;
     }
     n->armed = true;
-    n->safety_at = now + n->safety_us;
+    n->safety_at = now + PVRDMA_COMMON_CQ_NOTIFY_SAFETY_US;
     return (int) armed_now;
 }
 

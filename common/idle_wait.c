@@ -42,6 +42,7 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->spin_skipped = 0;
     w->sends_seen   = 0;
     w->backing_off  = 0;
+    w->backed_off_us = 0;
 }
 
 /*
@@ -114,8 +115,9 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         return 0;
     }
     if (now >= w->next_poll) {
-        w->next_poll   = now + w->interval_us;
-        w->backing_off = 1;
+        w->next_poll     = now + w->interval_us;
+        w->backing_off   = 1;
+        w->backed_off_us = now - w->quiet_since - w->spin_us;
         return 1;
     }
     w->poll_started = 0;

@@ -15,6 +15,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "pvrdma_idle_wait.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -23,20 +25,27 @@ extern "C" {
  * Armed wait (issue 38).  On PVRDMA an ibv_poll_cq that finds the CQ empty
  * is a doorbell (a VM exit), and so is ibv_req_notify_cq; reading a
  * completion channel is a system call of the guest, no exit.  A process
- * whose idle wait backs off (pvrdma_idle_wait.h) arms its CQs once and then
- * reads the channel on every progress call, polling only when an event
- * came: one arm and one poll per wait, however long it lasts, where the
- * back-off rang a poll per interval.  A CQ stays armed until its event is
- * taken, so arming again before that is no doorbell.
+ * whose idle wait has backed off for @c arm_after_us (pvrdma_idle_wait.h)
+ * arms its CQs once and then reads the channel on every progress call,
+ * polling only when an event came: one arm and two polls per wait, however
+ * long it lasts, where the back-off rang a poll per interval.  A CQ stays
+ * armed until its event is taken, so arming again before that is no
+ * doorbell.  Why not at once when the back-off starts: the event is an
+ * interrupt, and on the nested test tier one takes milliseconds to reach
+ * the process (OpenFOAM t2np2 and t2np4 ran 30-45 % longer that way,
+ * 2026-12-06); most waits of a running code end within a few ms, the
+ * long ones (a rank in a barrier, behind a slower peer) are what it saves.
  *
  * A device that never delivers the event (QEMU 7.2's PVRDMA model without
  * the bed's patch) is found by the safety poll: while armed, the CQs are
- * polled anyway every @c safety_us; after PVRDMA_COMMON_CQ_NOTIFY_MISSES
- * safety polls in a row found completions whose event had not come, the
- * wait is given up (@c given_up) and the caller polls as before.
+ * polled anyway every PVRDMA_COMMON_CQ_NOTIFY_SAFETY_US; after
+ * PVRDMA_COMMON_CQ_NOTIFY_MISSES safety polls in a row found completions
+ * whose event had not come, the wait is given up (@c given_up) and the
+ * caller polls as before.
  */
-#define PVRDMA_COMMON_CQ_NOTIFY_MAX_CQS 2
-#define PVRDMA_COMMON_CQ_NOTIFY_MISSES  4
+#define PVRDMA_COMMON_CQ_NOTIFY_MAX_CQS   2
+#define PVRDMA_COMMON_CQ_NOTIFY_MISSES    4
+#define PVRDMA_COMMON_CQ_NOTIFY_SAFETY_US 100000
 
 struct pvrdma_common_cq_notify {
     struct ibv_comp_channel *channel;    /**< non-blocking; NULL: never arms */
@@ -45,7 +54,7 @@ struct pvrdma_common_cq_notify {
     unsigned ncq;
     bool armed;          /**< the caller waits on the channel */
     bool given_up;       /**< events did not come: never arm again */
-    uint64_t safety_us;  /**< config: poll anyway this long after arming */
+    uint64_t arm_after_us; /**< config: arm once the back-off lasted this long */
     uint64_t safety_at;  /**< when the next safety poll is due */
     unsigned misses;     /**< safety polls in a row that found work */
     uint64_t arms;       /**< ibv_req_notify_cq rung (counted at close) */
@@ -54,11 +63,12 @@ struct pvrdma_common_cq_notify {
 
 /**
  * @brief A non-blocking completion channel on @p ctx, for the CQs to be
- *        created on it (@p n zeroed first).
+ *        created on it (@p n zeroed first); arm once a wait has backed off
+ *        for @p arm_after_us.
  * @return 0, or errno (then @p n never arms and the CQs go without it).
  */
 int pvrdma_common_cq_notify_open(struct pvrdma_common_cq_notify *n,
-                                 struct ibv_context *ctx, uint64_t safety_us);
+                                 struct ibv_context *ctx, uint64_t arm_after_us);
 
 /** @brief The channel, to create a CQ on (NULL: none). */
 static inline struct ibv_comp_channel *
@@ -75,6 +85,15 @@ bool pvrdma_common_cq_notify_add(struct pvrdma_common_cq_notify *n,
 static inline bool pvrdma_common_cq_notify_usable(const struct pvrdma_common_cq_notify *n)
 {
     return NULL != n->channel && n->ncq > 0 && !n->given_up;
+}
+
+/** @brief Whether to arm before this poll: the idle wait @p w allowed it
+ *  as one of its back-off's, which has lasted @c arm_after_us by now. */
+static inline bool pvrdma_common_cq_notify_due(const struct pvrdma_common_cq_notify *n,
+                                               const struct pvrdma_common_idle_wait *w)
+{
+    return w->backing_off && w->backed_off_us >= n->arm_after_us &&
+           pvrdma_common_cq_notify_usable(n);
 }
 
 /**

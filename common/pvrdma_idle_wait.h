@@ -66,6 +66,7 @@ struct pvrdma_common_idle_wait {
     uint64_t sends_seen;    /**< the caller's sends count when it last looked */
     int backing_off;        /**< the last poll allowed was one of the back-off's
                                  (the spin is over: the caller may arm instead) */
+    uint64_t backed_off_us; /**< then: how long the back-off had lasted */
 };
 
 /** @brief Microseconds on CLOCK_MONOTONIC. */

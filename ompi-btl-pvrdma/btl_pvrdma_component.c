@@ -298,15 +298,16 @@ static int pvrdma_component_register(void)
             "host (~1 us polls) a message is seen a microsecond or so later. 0 or 1: poll "
             "on every call of the spin. Default: 2", NULL, OPAL_INFO_LVL_5,
             &c->idle_spin_scale);
-    c->idle_arm_ms = 100;
-    reg_int("idle_arm", "Armed wait: once the idle wait backs off (after "
-            "btl_pvrdma_idle_spin), arm the CQs and read their completion channel on every "
-            "progress call (a system call, no VM exit) instead of polling them; one arm and "
-            "one poll per wait where the back-off rang a poll per interval. While armed the "
-            "CQs are polled anyway every this many milliseconds; after 4 such polls in a row "
-            "found completions whose event never came, the process polls as before. Only "
-            "where the idle wait is on. 0: never arm. Default: 100", NULL, OPAL_INFO_LVL_5,
-            &c->idle_arm_ms);
+    c->idle_arm_ms = 10;
+    reg_int("idle_arm", "Armed wait: once the idle wait has backed off (after "
+            "btl_pvrdma_idle_spin) for this many milliseconds, arm the CQs and read their "
+            "completion channel on every progress call (a system call, no VM exit) instead "
+            "of polling them: one arm and two polls per wait however long it lasts, where "
+            "the back-off rang a poll per interval. A message that arrives then is seen when "
+            "its interrupt reaches the process. While armed the CQs are polled anyway every "
+            "100 ms; after 4 such polls in a row found completions whose event never came, "
+            "the process polls as before. Only where the idle wait is on. 0: never arm. "
+            "Default: 10", NULL, OPAL_INFO_LVL_5, &c->idle_arm_ms);
     c->cm_poll_interval = 64;
     reg_int("cm_poll_interval", "When no connection is being set up, poll the "
             "connection-manager CQ once every N progress calls (an empty poll "

@@ -370,6 +370,7 @@ static void open_notify(mca_btl_pvrdma_module_t *module)
     }
     rc = pvrdma_common_cq_notify_open(&module->notify, module->ctx,
                                       (uint64_t) mca_btl_pvrdma_component.idle_arm_ms * 1000u);
+    /* (idle_arm_ms 0 never gets here: 0 turns the armed wait off) */
     if (0 != rc) {
         MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: no completion channel (%s): a waiting process "
                                "polls its CQs", module->port.dev_name, module->port.port_num,

@@ -253,7 +253,8 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                       "how many empty polls' time apart the idle spin polls", 2) ||
         negative_time("negative milliseconds", "btl_pvrdma_idle_arm",
                       mca_btl_pvrdma_component.idle_arm_ms,
-                      "how often an armed CQ is polled anyway (0: never arm)", 100)) {
+                      "how long a waiting process polls before it arms its CQs (0: never)",
+                      10)) {
         return OPAL_ERR_BAD_PARAM;
     }
     /* auto: on where empty polls are VM exits (on the oversubscribed

@@ -314,8 +314,8 @@ static bool only_waiting(const mca_btl_pvrdma_module_t *module)
 /**
  * Whether to poll the CQs in this progress call: the bounded idle wait
  * (common/idle_wait.c), and once it backs off the armed wait
- * (common/cq_notify.c): the CQs are armed before the back-off's first poll
- * and, if that poll finds nothing, only the completion channel is read
+ * (common/cq_notify.c): the CQs are armed before a back-off poll once the
+ * back-off has lasted btl_pvrdma_idle_arm and, if that poll finds nothing, only the completion channel is read
  * until an event comes (or the safety poll is due).  @p *cms: the
  * connection manager's CQ must be polled now (its event came, or it was
  * armed just now: a request may have come before); @p *arming: if this
@@ -345,7 +345,7 @@ static bool poll_now(mca_btl_pvrdma_module_t *module, bool *cms, bool *arming, b
     if (!pvrdma_common_idle_wait_poll(&module->idle, waiting)) {
         return false;
     }
-    if (waiting && module->idle.backing_off) {
+    if (waiting && pvrdma_common_cq_notify_due(&module->notify, &module->idle)) {
         armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
         if (armed_now >= 0) {
             module->notify.armed = false;   /* waits only if this poll finds nothing */

@@ -419,10 +419,9 @@ KHASH_MAP_INIT_INT(uct_pvrdma_ep_tags, uct_pvrdma_ep_t*)
 
 
 #define UCT_PVRDMA_QP_HASH_SIZE  64
-/** While armed the CQ is polled anyway this often (common/cq_notify.c:
- *  after 4 such polls in a row found completions whose event never came,
- *  the iface stops arming). */
-#define UCT_PVRDMA_ARM_SAFETY_US 100000
+/** Arm the CQ once the idle wait has backed off this long (as the BTL's
+ *  btl_pvrdma_idle_arm; common/cq_notify.c says why not at once). */
+#define UCT_PVRDMA_ARM_AFTER_US 10000
 
 
 /*

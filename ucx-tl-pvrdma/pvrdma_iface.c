@@ -84,7 +84,8 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
 
     {"CQ_IDLE_POLLS", "-1",
      "After this many consecutive empty CQ polls with no send outstanding,\n"
-     "or as soon as the idle wait backs off (UCX_PVRDMA_IDLE_SPIN), arm the\n"
+     "or once the idle wait has backed off (after UCX_PVRDMA_IDLE_SPIN) for\n"
+     "10 ms, arm the\n"
      "CQ and wait for its completion event instead of polling (an empty poll\n"
      "is a doorbell, i.e. a VM exit, on PVRDMA; reading the event is a system\n"
      "call); while armed the CQ is still polled every 100 ms, and a device\n"

@@ -361,7 +361,7 @@ ucs_status_t uct_pvrdma_iface_init_cq(uct_pvrdma_iface_t *iface)
 
     if (iface->config.idle_polls > 0) {
         err = pvrdma_common_cq_notify_open(&iface->notify.cq, iface->md->ctx,
-                                           UCT_PVRDMA_ARM_SAFETY_US);
+                                           UCT_PVRDMA_ARM_AFTER_US);
         if (err != 0) {
             ucs_diag("pvrdma: no non-blocking completion channel (%s); the "
                      "CQ will be polled continuously", strerror(err));

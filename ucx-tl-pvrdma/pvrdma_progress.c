@@ -367,7 +367,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
      * complete ends the wait (the CQ stays armed).  The bounded idle wait
      * otherwise: only waiting for messages since IDLE_SPIN, poll at most
      * once per IDLE_POLL_INTERVAL (empty polls are VM exits), and arm the
-     * CQ before the back-off's first poll. */
+     * CQ before a back-off poll once the back-off has lasted 10 ms. */
     waiting = uct_pvrdma_iface_only_waiting(iface);
     if (iface->notify.cq.armed && (iface->cq_acct.tx_signaled != 0)) {
         iface->notify.cq.armed = 0;
@@ -381,8 +381,8 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         arming = 1; /* nothing found: back to the channel at once */
     } else if (!pvrdma_common_idle_wait_poll(&iface->idle, waiting)) {
         goto out;
-    } else if (waiting && iface->idle.backing_off &&
-               (iface->config.idle_polls > 0) &&
+    } else if (waiting && (iface->config.idle_polls > 0) &&
+               pvrdma_common_cq_notify_due(&iface->notify.cq, &iface->idle) &&
                (pvrdma_common_cq_notify_arm(&iface->notify.cq,
                                             pvrdma_common_now_us()) >= 0)) {
         iface->notify.cq.armed = 0; /* waits only if this poll finds nothing */

@@ -349,14 +349,14 @@ if data_part core; then
         fi
     done
     # The armed wait (issue 38): at the transports' default idle knobs
-    # (spin 1 ms, then the back-off) a rank that waits arms its CQs once and
-    # reads their completion channel, a system call, polling only when the
-    # event comes (or every 100 ms, to be safe).  This needs the bed's QEMU
+    # (spin 1 ms, then the back-off, armed after 10 ms of it) a rank that
+    # waits arms its CQs once and reads their completion channel, a system
+    # call, polling only when the event comes (or every 100 ms, to be safe).  This needs the bed's QEMU
     # patch (qemu-cq-arm-notify.patch: the model armed no CQ for
     # ibv_req_notify_cq(cq, 0)).  Rank 0 waiting 3 s, 2026-12-06: the BTL
     # rang 2,423 CQ polls with btl_pvrdma_idle_arm 0 (the back-off alone, a
-    # poll per 16 empty polls' time), 62 and one arm with it.  Bound: 300
-    # CQ polls and at least one arm on node1.
+    # poll per 16 empty polls' time), 62 and one arm armed after the spin.
+    # Bound: 300 CQ polls and at least one arm on node1.
     MPI_CHECK_SPAN_CMD="$METER span $MDIR/btl-armed" mpi_check_run "btl 2x1 metered, default idle wait" 300 \
         -np 2 --map-by node --mca pml ob1 --mca btl pvrdma,self \
         --mca mca_base_param_files "$BTL_MODULE_PARAM_FILES" -- metered
