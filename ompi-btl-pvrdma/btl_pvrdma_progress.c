@@ -313,10 +313,10 @@ static bool only_waiting(const mca_btl_pvrdma_module_t *module)
 
 /**
  * Whether to poll the CQs in this progress call: the bounded idle wait
- * (common/idle_wait.c), and once it backs off the armed wait
- * (common/cq_notify.c): the CQs are armed before a back-off poll once the
- * back-off has lasted btl_pvrdma_idle_arm and, if that poll finds nothing, only the completion channel is read
- * until an event comes (or the safety poll is due).  @p *cms: the
+ * (common/idle_wait.c), and once it has backed off for btl_pvrdma_idle_arm
+ * the armed wait (common/cq_notify.c): the CQs are armed before a back-off
+ * poll and, if that poll finds nothing, only the completion channel is
+ * read until an event comes (or the safety poll is due).  @p *cms: the
  * connection manager's CQ must be polled now (its event came, or it was
  * armed just now: a request may have come before); @p *arming: if this
  * poll finds nothing, wait on the channel.
