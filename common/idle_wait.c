@@ -14,6 +14,7 @@
 #include "pvrdma_config.h"
 #endif
 #include "pvrdma_idle_wait.h"
+#include "pvrdma_counters.h"
 
 #include <time.h>
 
@@ -43,6 +44,35 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->sends_seen   = 0;
     w->backing_off  = 0;
     w->backed_off_us = 0;
+    w->polls_busy    = 0;
+    w->polls_fast    = 0;
+    w->polls_spin    = 0;
+    w->polls_backoff = 0;
+    w->found_fast    = 0;
+    w->found_spin    = 0;
+    w->found_backoff = 0;
+    w->last_phase    = 0;
+    w->spin_stretch_x16 = 16;
+    w->spin_adapt    = 1;
+}
+
+void pvrdma_common_idle_wait_count_found(struct pvrdma_common_idle_wait *w)
+{
+    if (w->last_phase == 1) {
+        ++w->found_fast;
+    } else if (w->last_phase == 2) {
+        ++w->found_spin;
+        if (!w->spin_adapt) {
+            return;
+        }
+        /* the pace was right for this wait: hurry the next ones */
+        w->spin_stretch_x16 /= 2;
+        if (w->spin_stretch_x16 < 16) {
+            w->spin_stretch_x16 = 16;
+        }
+    } else if (w->last_phase == 3) {
+        ++w->found_backoff;
+    }
 }
 
 /*
@@ -57,6 +87,10 @@ void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w)
     uint64_t scaled;
 
     w->poll_started = 0;
+    if ((w->last_phase == 2) && w->spin_adapt && (w->spin_stretch_x16 < PVRDMA_COMMON_IDLE_STRETCH_MAX_X16)) {
+        /* a paced spin poll that found nothing: the next ones come later */
+        w->spin_stretch_x16 += w->spin_stretch_x16 / 4;
+    }
     if (w->cost_x16 == 0) {
         w->cost_x16 = (sample > 0) ? sample : 1;
     } else if (sample < w->cost_x16) {
@@ -75,13 +109,21 @@ void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w)
 }
 
 /* A poll of the spin at @p now: the next paced one is spin_scale empty
- * polls later (never later than the back-off's interval). */
+ * polls later, stretched by what the spin's polls found lately (see
+ * spin_stretch_x16), never later than the back-off's interval nor half
+ * the spin (so that a spin poll still comes, and tells whether the pace
+ * may quicken again). */
 static int spin_poll(struct pvrdma_common_idle_wait *w, uint64_t now)
 {
-    uint64_t gap = w->spin_scale * w->cost_x16 / 16u;
+    uint64_t gap = w->spin_scale * w->cost_x16 / 16u * w->spin_stretch_x16 / 16u;
 
-    w->next_poll = (w->spin_scale <= 1) ? 0 :
-                   now + ((gap < w->interval_us) ? gap : w->interval_us);
+    if (gap > w->interval_us) {
+        gap = w->interval_us;
+    }
+    if (gap > w->spin_us / 2) {
+        gap = w->spin_us / 2;
+    }
+    w->next_poll = (w->spin_scale <= 1) ? 0 : now + gap;
     return 1;
 }
 
@@ -94,6 +136,8 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
     if ((w->poll_us == 0) || !waiting) {
         w->quiet_since  = 0;
         w->poll_started = 0;
+        ++w->polls_busy;
+        w->last_phase = 0;
         return 1;
     }
     now = pvrdma_common_now_us();
@@ -101,12 +145,20 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
     w->poll_started = now;
     if (w->quiet_since == 0) {
         w->quiet_since = now;   /* the spin starts */
+        ++w->polls_fast;
+        w->last_phase = 1;
         return spin_poll(w, now);
     }
     if (now - w->quiet_since < w->spin_us) {
         /* the spin: every call at first, then paced by the poll's cost */
-        if ((now - w->quiet_since < PVRDMA_COMMON_IDLE_FAST_US) ||
-            (now >= w->next_poll)) {
+        if (now - w->quiet_since < PVRDMA_COMMON_IDLE_FAST_US) {
+            ++w->polls_fast;
+        w->last_phase = 1;
+            return spin_poll(w, now);
+        }
+        if (now >= w->next_poll) {
+            ++w->polls_spin;
+            w->last_phase = 2;
             return spin_poll(w, now);
         }
         w->poll_started = 0;
@@ -118,9 +170,25 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         w->next_poll     = now + w->interval_us;
         w->backing_off   = 1;
         w->backed_off_us = now - w->quiet_since - w->spin_us;
+        ++w->polls_backoff;
+        w->last_phase = 3;
         return 1;
     }
     w->poll_started = 0;
     ++w->skipped;
     return 0;
+}
+
+void pvrdma_common_idle_wait_counters_add(const struct pvrdma_common_idle_wait *w,
+                                          struct pvrdma_common_counters *c)
+{
+    pvrdma_common_counters_add(c, "idle_polls_skipped", w->skipped);
+    pvrdma_common_counters_add(c, "spin_polls_skipped", w->spin_skipped);
+    pvrdma_common_counters_add(c, "polls_busy", w->polls_busy);
+    pvrdma_common_counters_add(c, "polls_fast", w->polls_fast);
+    pvrdma_common_counters_add(c, "polls_spin", w->polls_spin);
+    pvrdma_common_counters_add(c, "polls_backoff", w->polls_backoff);
+    pvrdma_common_counters_add(c, "waits_found_fast", w->found_fast);
+    pvrdma_common_counters_add(c, "waits_found_spin", w->found_spin);
+    pvrdma_common_counters_add(c, "waits_found_backoff", w->found_backoff);
 }

@@ -51,6 +51,20 @@ extern "C" {
  */
 #define PVRDMA_COMMON_IDLE_FAST_US 50
 
+/**
+ * The spin's pace follows what its polls find (issue 38: "poll only as
+ * often as it can find something").  Each paced spin poll that finds
+ * nothing stretches the pace by a quarter; one that ends a wait halves the
+ * stretch (never below spin_scale empty polls).  The pace settles where
+ * about one paced spin poll in four finds something (ln 1.25 / ln 2.5):
+ * on the nested tier OpenFOAM's waits that outlast the first poll mostly
+ * outlast the spin too, and 91 % of its paced spin polls found nothing
+ * (2026-12-06).  Capped by the back-off's interval (a host's 50 us: the
+ * latency that interval already accepts) and half the spin's length.  The
+ * first PVRDMA_COMMON_IDLE_FAST_US are not paced at all.
+ */
+#define PVRDMA_COMMON_IDLE_STRETCH_MAX_X16 (1024u * 16u)
+
 struct pvrdma_common_idle_wait {
     uint64_t spin_us;       /**< config: full-speed polling after activity */
     uint64_t poll_us;       /**< config: then one poll per this, 0 = off */
@@ -67,6 +81,19 @@ struct pvrdma_common_idle_wait {
     int backing_off;        /**< the last poll allowed was one of the back-off's
                                  (the spin is over: the caller may arm instead) */
     uint64_t backed_off_us; /**< then: how long the back-off had lasted */
+    /* where the polls it allowed went (counted at close: which phase of a
+     * wait rings the doorbells) */
+    uint64_t polls_busy;    /**< something of ours in flight: every call */
+    uint64_t polls_fast;    /**< the spin's first PVRDMA_COMMON_IDLE_FAST_US */
+    uint64_t polls_spin;    /**< the paced rest of the spin */
+    uint64_t polls_backoff; /**< one per interval after the spin */
+    uint64_t found_fast;    /**< waits that a poll of the spin's first part ended */
+    uint64_t found_spin;    /**< a poll of its paced rest */
+    uint64_t found_backoff; /**< a poll after the spin */
+    int last_phase;         /**< of the last poll allowed: 0 busy, 1 fast, 2 spin, 3 back-off */
+    uint64_t spin_stretch_x16; /**< the spin's pace over spin_scale polls, x 16
+                                    (see PVRDMA_COMMON_IDLE_STRETCH_MAX_X16) */
+    int spin_adapt;         /**< config: the stretch follows the spin's finds */
 };
 
 /** @brief Microseconds on CLOCK_MONOTONIC. */
@@ -76,6 +103,15 @@ uint64_t pvrdma_common_now_us(void);
 void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
                                   uint64_t spin_us, uint64_t poll_us,
                                   uint64_t scale);
+
+/** @brief Whether the spin's pace follows what its polls find (see
+ *  PVRDMA_COMMON_IDLE_STRETCH_MAX_X16); init sets 1. */
+static inline void pvrdma_common_idle_wait_spin_adapt(struct pvrdma_common_idle_wait *w,
+                                                      int on)
+{
+    w->spin_adapt       = on;
+    w->spin_stretch_x16 = 16;
+}
 
 /** @brief Pace the spin (see PVRDMA_COMMON_IDLE_FAST_US); init sets 1. */
 static inline void pvrdma_common_idle_wait_spin_scale(struct pvrdma_common_idle_wait *w,
@@ -95,6 +131,16 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
 /** @brief A timed poll found nothing: its time goes into the average. */
 void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w);
 
+struct pvrdma_common_counters;
+/** @brief Append the idle wait's keys to a counters line (idle_polls_skipped,
+ *  spin_polls_skipped, polls_busy/fast/spin/backoff, waits_found_fast/spin/
+ *  backoff): which phase of a wait rings the doorbells, and when waits end. */
+void pvrdma_common_idle_wait_counters_add(const struct pvrdma_common_idle_wait *w,
+                                          struct pvrdma_common_counters *c);
+
+/** @brief A wait ended: counted by the phase it ended in. */
+void pvrdma_common_idle_wait_count_found(struct pvrdma_common_idle_wait *w);
+
 /** @brief The poll found @p n completions that someone waited for (a
  *  receive, a send whose completion runs a callback): activity restarts
  *  the spin.  Completions nobody waits for (a send buffer to recycle) are
@@ -103,6 +149,9 @@ static inline void pvrdma_common_idle_wait_found(struct pvrdma_common_idle_wait 
                                                  int n)
 {
     if (n > 0) {
+        if (w->quiet_since != 0) {
+            pvrdma_common_idle_wait_count_found(w);
+        }
         w->quiet_since  = 0;
         w->poll_started = 0;
     } else if (w->poll_started != 0) {

@@ -100,6 +100,7 @@ typedef struct mca_btl_pvrdma_component_t {
     int idle_poll_us;       /**< then poll at most once per this, 0 = always poll */
     int idle_poll_scale;    /**< or per this many times a measured empty poll */
     int idle_spin_scale;    /**< spin polls >= this many empty polls apart */
+    bool idle_spin_adapt;   /**< the spin's pace follows what its polls find */
     int idle_arm_ms;        /**< armed wait: safety poll period, 0 = never arm */
 
     /* fragment lists */

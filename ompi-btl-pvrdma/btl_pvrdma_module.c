@@ -268,6 +268,7 @@ static int check_limits(mca_btl_pvrdma_module_t *module)
                                  (uint64_t) mca_btl_pvrdma_component.idle_poll_scale);
     pvrdma_common_idle_wait_spin_scale(&module->idle,
                                        (uint64_t) mca_btl_pvrdma_component.idle_spin_scale);
+    pvrdma_common_idle_wait_spin_adapt(&module->idle, mca_btl_pvrdma_component.idle_spin_adapt);
     if (m->btl_rndv_eager_limit > m->btl_eager_limit) {
         m->btl_rndv_eager_limit = m->btl_eager_limit;
     }
@@ -492,8 +493,7 @@ static void mca_btl_pvrdma_print_counters(mca_btl_pvrdma_module_t *module)
     pvrdma_common_counters_add(&c, "cm_deferred_dropped",
                                (NULL != module->cm) ? module->cm->deferred_dropped : 0);
     pvrdma_common_counters_add(&c, "cq_polls", module->cq_polls);
-    pvrdma_common_counters_add(&c, "idle_polls_skipped", module->idle.skipped);
-    pvrdma_common_counters_add(&c, "spin_polls_skipped", module->idle.spin_skipped);
+    pvrdma_common_idle_wait_counters_add(&module->idle, &c);
     pvrdma_common_counters_add(&c, "conn_budget", module->budget.max);
     pvrdma_common_counters_add(&c, "conn_closes", module->budget.closes);
     pvrdma_common_counters_add(&c, "conn_reopens", module->budget.reopens);

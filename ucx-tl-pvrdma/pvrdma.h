@@ -56,6 +56,7 @@ typedef struct uct_pvrdma_iface_config {
     double                     idle_poll_interval; /**< seconds, 0 off */
     unsigned                   idle_poll_scale; /**< x an empty poll, 0 off */
     unsigned                   idle_spin_scale; /**< spin pace, x an empty poll */
+    int                        idle_spin_adapt; /**< the pace follows the finds */
     unsigned                   ud_rx_len;      /**< UD receives */
     size_t                     max_get_zcopy;  /**< largest single READ */
     size_t                     max_put_zcopy;  /**< largest single WRITE */

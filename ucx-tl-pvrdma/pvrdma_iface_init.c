@@ -236,6 +236,7 @@ uct_pvrdma_iface_init_profile(uct_pvrdma_iface_t *iface,
                                  (uint64_t)(config->idle_poll_interval * 1e6) : 0,
                                  config->idle_poll_scale);
     pvrdma_common_idle_wait_spin_scale(&iface->idle, config->idle_spin_scale);
+    pvrdma_common_idle_wait_spin_adapt(&iface->idle, config->idle_spin_adapt);
     iface->config.credit_imm    = config->credit_imm;
     iface->config.tx_coalesce   = config->tx_coalesce;
 

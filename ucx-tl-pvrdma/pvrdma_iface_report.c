@@ -173,8 +173,7 @@ static void uct_pvrdma_iface_print_counters(uct_pvrdma_iface_t *iface,
     pvrdma_common_counters_add(&c, "tx_pool_dry", iface->op_count.tx_mp_empty);
     pvrdma_common_counters_add(&c, "keepalives", iface->watch.keepalives);
     pvrdma_common_counters_add(&c, "cq_polls", iface->op_count.cq_polls);
-    pvrdma_common_counters_add(&c, "idle_polls_skipped", iface->idle.skipped);
-    pvrdma_common_counters_add(&c, "spin_polls_skipped", iface->idle.spin_skipped);
+    pvrdma_common_idle_wait_counters_add(&iface->idle, &c);
     pvrdma_common_ud_counters_add(&iface->ud.dgram, &c);
     pvrdma_common_counters_add(&c, "ahs_cached", ucs_list_length(&iface->ud.ahs));
     pvrdma_common_counters_add(&c, "dgram_tx_full", iface->ud.tx_full);

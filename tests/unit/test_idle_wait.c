@@ -136,6 +136,44 @@ int main(void)
     CHECK_EQ(polls, calls);
     CHECK_EQ(w.spin_skipped, 0);
 
+    /* the spin's pace follows what it finds: paced spin polls that find
+     * nothing stretch it (at most half the spin, at most the back-off's
+     * interval), one that ends a wait halves the stretch */
+    pvrdma_common_idle_wait_init(&w, 100000, 10000, 0);
+    pvrdma_common_idle_wait_spin_scale(&w, 2);
+    (void)slow_polls_in(&w, 15, 200, &calls);
+    CHECK(w.spin_stretch_x16 > 16);
+    {
+        uint64_t stretched = w.spin_stretch_x16, before = w.polls_spin;
+
+        polls = slow_polls_in(&w, 15, 200, &calls);
+        CHECK(w.polls_spin > before);
+        /* 15 ms of spin, stretched, rang fewer polls than the 400 us pace */
+        CHECK(polls < 15000 / 400);
+        CHECK(w.spin_stretch_x16 >= stretched);
+        w.last_phase = 2;
+        w.quiet_since = pvrdma_common_now_us();
+        stretched = w.spin_stretch_x16;
+        pvrdma_common_idle_wait_found(&w, 1);
+        CHECK_EQ(w.spin_stretch_x16, stretched / 2 < 16 ? 16 : stretched / 2);
+        CHECK_EQ(w.found_spin, 1);
+    }
+    /* capped: by half the spin */
+    pvrdma_common_idle_wait_init(&w, 2000, 10000, 0);
+    pvrdma_common_idle_wait_spin_scale(&w, 2);
+    w.cost_x16 = 200 * 16;
+    w.spin_stretch_x16 = PVRDMA_COMMON_IDLE_STRETCH_MAX_X16;
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1));          /* the wait's first */
+    CHECK(w.next_poll - w.quiet_since <= 1000);
+    CHECK(w.next_poll - w.quiet_since >= 1000 - 1);
+    /* and by the back-off's interval (a host's 50 us) */
+    pvrdma_common_idle_wait_init(&w, 1000, 50, 0);
+    pvrdma_common_idle_wait_spin_scale(&w, 2);
+    w.cost_x16 = 16;
+    w.spin_stretch_x16 = PVRDMA_COMMON_IDLE_STRETCH_MAX_X16;
+    CHECK(pvrdma_common_idle_wait_poll(&w, 1));
+    CHECK(w.next_poll - w.quiet_since <= 50);
+
     /* the first 50 us of a wait poll on every call, however slow a poll:
      * a round trip of 10-20 us on a host never waits for the pace */
     pvrdma_common_idle_wait_init(&w, 100000, 10000, 0);
