@@ -79,8 +79,13 @@ int pvrdma_common_cq_notify_arm(struct pvrdma_common_cq_notify *n, uint64_t now)
         if (n->hw_armed[i]) {
             continue;   /* its event has not come: still armed, no doorbell */
         }
-        if (0 != ibv_req_notify_cq(n->cq[i], 0)) {
-            n->armed = false;
+        int rc = ibv_req_notify_cq(n->cq[i], 0);
+
+        if (0 != rc) {
+            /* rdma-core returns the errno (some providers set errno too) */
+            n->armed     = false;
+            n->given_up  = true;
+            n->arm_errno = (rc > 0) ? rc : ((0 != errno) ? errno : EIO);
             return -1;
         }
         n->hw_armed[i] = true;

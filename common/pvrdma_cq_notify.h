@@ -53,7 +53,8 @@ struct pvrdma_common_cq_notify {
     bool hw_armed[PVRDMA_COMMON_CQ_NOTIFY_MAX_CQS]; /**< armed, event not taken */
     unsigned ncq;
     bool armed;          /**< the caller waits on the channel */
-    bool given_up;       /**< events did not come: never arm again */
+    bool given_up;       /**< events did not come, or arming failed: never arm again */
+    int arm_errno;       /**< arming failed with this, not yet reported (0: none) */
     uint64_t arm_after_us; /**< config: arm once the back-off lasted this long */
     uint64_t safety_at;  /**< when the next safety poll is due */
     unsigned misses;     /**< safety polls in a row that found work */
@@ -104,9 +105,21 @@ static inline bool pvrdma_common_cq_notify_due(const struct pvrdma_common_cq_not
  *        that poll.  So a CQ armed now must be polled once more (a CQ still
  *        armed from before had no completion since its last poll).
  * @return the CQs armed now (bit i: cq[i]), or -1 when the wait is not
- *         usable or arming failed (then keep polling).
+ *         usable or arming failed (then keep polling).  A failed arm gives
+ *         the wait up: a device that refuses one refuses the next, and each
+ *         try is a doorbell.
  */
 int pvrdma_common_cq_notify_arm(struct pvrdma_common_cq_notify *n, uint64_t now);
+
+/** @brief Why arming failed (an errno), once; then 0.  The caller says it
+ *  (its framework's log): the wait is given up and the process polls. */
+static inline int pvrdma_common_cq_notify_take_error(struct pvrdma_common_cq_notify *n)
+{
+    int err = n->arm_errno;
+
+    n->arm_errno = 0;
+    return err;
+}
 
 /**
  * @brief While @c armed: take the events that came (no blocking).

@@ -15,6 +15,7 @@
 #include "opal_config.h"
 
 #include <inttypes.h>
+#include <string.h>
 #include <time.h>
 
 #include "btl_pvrdma.h"
@@ -311,6 +312,21 @@ static bool only_waiting(const mca_btl_pvrdma_module_t *module)
            (NULL == module->cm || (0 == module->cm->ud.tx_busy && 0 == module->cm->ndeferred));
 }
 
+/** Arm the CQs (pvrdma_common_cq_notify_arm); a refused arm is said once
+ *  and gives the armed wait up. */
+static int arm_cqs(mca_btl_pvrdma_module_t *module)
+{
+    int armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
+    int err;
+
+    if (armed_now < 0 && 0 != (err = pvrdma_common_cq_notify_take_error(&module->notify))) {
+        MCA_BTL_PVRDMA_VERBOSE(1, "%s:%d: ibv_req_notify_cq failed (%s): polling as without "
+                               "btl_pvrdma_idle_arm", module->port.dev_name,
+                               module->port.port_num, strerror(err));
+    }
+    return armed_now;
+}
+
 /**
  * Whether to poll the CQs in this progress call: the bounded idle wait
  * (common/idle_wait.c), and once it has backed off for btl_pvrdma_idle_arm
@@ -346,7 +362,7 @@ static bool poll_now(mca_btl_pvrdma_module_t *module, bool *cms, bool *arming, b
         return false;
     }
     if (waiting && pvrdma_common_cq_notify_due(&module->notify, &module->idle)) {
-        armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
+        armed_now = arm_cqs(module);
         if (armed_now >= 0) {
             module->notify.armed = false;   /* waits only if this poll finds nothing */
             *cms = (armed_now & (int) MCA_BTL_PVRDMA_NOTIFY_CM) != 0;
@@ -421,7 +437,7 @@ int mca_btl_pvrdma_module_progress(mca_btl_pvrdma_module_t *module)
         /* nothing came: wait on the channel.  A CQ whose event was taken
          * is armed again, and polled once more: what came after the poll
          * above and before the arm raised no event. */
-        armed_now = pvrdma_common_cq_notify_arm(&module->notify, pvrdma_common_now_us());
+        armed_now = arm_cqs(module);
         if (armed_now > 0) {
             count = poll_cqs(module, (unsigned) armed_now, &awaited);
         }

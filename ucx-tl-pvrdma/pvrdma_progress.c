@@ -7,6 +7,8 @@
  *        completions, CQ arming and events, and the iface progress function.
  */
 #include "pvrdma.h"
+
+#include <string.h>
 #include "pvrdma_impl.h"
 
 
@@ -266,6 +268,24 @@ static unsigned uct_pvrdma_iface_poll_cq(uct_pvrdma_iface_t *iface,
 }
 
 
+/* Arm the CQ (pvrdma_common_cq_notify_arm); a refused arm is said once and
+ * gives the armed wait up. */
+static int uct_pvrdma_iface_arm(uct_pvrdma_iface_t *iface)
+{
+    int armed_now = pvrdma_common_cq_notify_arm(&iface->notify.cq,
+                                                pvrdma_common_now_us());
+    int err;
+
+    if ((armed_now < 0) &&
+        ((err = pvrdma_common_cq_notify_take_error(&iface->notify.cq)) != 0)) {
+        ucs_diag("pvrdma: %s:%d: ibv_req_notify_cq failed (%s): polling the "
+                 "CQ as with UCX_PVRDMA_CQ_IDLE_POLLS=0", iface->md->dev_name,
+                 iface->port_num, strerror(err));
+    }
+    return armed_now;
+}
+
+
 /* Arm the CQ (common/cq_notify.c: no doorbell while it is still armed from
  * before) and wait on the completion channel.  A CQ armed just now is
  * polled once more: a completion that came before the arm raised no event.
@@ -275,8 +295,7 @@ static unsigned uct_pvrdma_iface_arm_cq(uct_pvrdma_iface_t *iface,
 {
     unsigned count;
 
-    if (pvrdma_common_cq_notify_arm(&iface->notify.cq,
-                                    pvrdma_common_now_us()) <= 0) {
+    if (uct_pvrdma_iface_arm(iface) <= 0) {
         return 0;
     }
     count = uct_pvrdma_iface_poll_cq(iface, awaited_p);
@@ -383,8 +402,7 @@ unsigned uct_pvrdma_iface_progress(uct_iface_h tl_iface)
         goto out;
     } else if (waiting && (iface->config.idle_polls > 0) &&
                pvrdma_common_cq_notify_due(&iface->notify.cq, &iface->idle) &&
-               (pvrdma_common_cq_notify_arm(&iface->notify.cq,
-                                            pvrdma_common_now_us()) >= 0)) {
+               (uct_pvrdma_iface_arm(iface) >= 0)) {
         iface->notify.cq.armed = 0; /* waits only if this poll finds nothing */
         arming                 = 1;
     }
