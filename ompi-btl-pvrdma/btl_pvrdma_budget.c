@@ -234,7 +234,8 @@ void mca_btl_pvrdma_budget_busy(mca_btl_pvrdma_endpoint_t *ep,
     /* it will connect to us: ask again only as a reminder, and never run
      * out of retries while a busy peer makes room */
     ep->cm_tries = 0;
-    ep->cm_deadline_us = pvrdma_common_now_us() +
+    ep->cm_first_us = pvrdma_common_now_us();
+    ep->cm_deadline_us = ep->cm_first_us +
                          (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
 }
 

@@ -225,10 +225,30 @@ static int cm_send_msg(mca_btl_pvrdma_endpoint_t *ep, uint8_t type, uint32_t my_
     return OPAL_SUCCESS;
 }
 
+/* When to resend an unanswered connection message (request, reply, close
+ * request).  The first resend comes after btl_pvrdma_connect_timeout; then
+ * the gap grows with the time the peer has not answered, up to 8 x the
+ * timeout, with up to 1/8 of jitter: at 8 x 20 ranks on the bed node1's
+ * ranks start last, and every other rank's 140 endpoints to them resent in
+ * step every 2 s (the UCX transport backs off since 2026-12-02).  The give-up
+ * stays connect_retries x connect_timeout after the first message
+ * (cm_check_timers). */
 static void cm_arm_timer(mca_btl_pvrdma_endpoint_t *ep)
 {
-    ep->cm_deadline_us = pvrdma_common_now_us() +
-        (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
+    uint64_t now = pvrdma_common_now_us();
+    uint64_t base = (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms * 1000u;
+    uint64_t gap = base, mix;
+
+    if (0 == ep->cm_tries) {
+        ep->cm_first_us = now;
+    } else {
+        gap = now - ep->cm_first_us;
+        gap = (gap < base) ? base : (gap > 8 * base) ? 8 * base : gap;
+        /* jitter from the endpoint and the clock (no shared RNG state) */
+        mix = ((uintptr_t) ep ^ now) * UINT64_C(0x9e3779b97f4a7c15);
+        gap -= (mix >> 32) % (gap / 8 + 1);
+    }
+    ep->cm_deadline_us = now + gap;
 }
 
 int mca_btl_pvrdma_cm_send_req(mca_btl_pvrdma_endpoint_t *ep)
@@ -577,7 +597,10 @@ static void cm_check_timers(mca_btl_pvrdma_module_t *module)
                 cm_recover(module);
             }
         }
-        if (++ep->cm_tries > mca_btl_pvrdma_component.connect_retries) {
+        ++ep->cm_tries;
+        if (now - ep->cm_first_us >= (uint64_t) mca_btl_pvrdma_component.connect_retries *
+                                         (uint64_t) mca_btl_pvrdma_component.connect_timeout_ms *
+                                         1000u) {
             mca_btl_pvrdma_error_connect_timeout(ep);
             return;
         }

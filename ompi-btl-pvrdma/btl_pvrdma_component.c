@@ -216,10 +216,13 @@ static int pvrdma_component_register(void)
             "Default: 12", NULL, OPAL_INFO_LVL_9, &c->min_rnr_timer);
     c->connect_timeout_ms = 2000;
     reg_int("connect_timeout", "Milliseconds to wait for a connection reply before "
-            "resending the request. Default: 2000", NULL, OPAL_INFO_LVL_6,
+            "resending the request; later resends back off (each gap as long as the peer "
+            "has not answered so far, at most 8 x this, with 1/8 jitter). Default: 2000",
+            NULL, OPAL_INFO_LVL_6,
             &c->connect_timeout_ms);
     c->connect_retries = 120;
-    reg_int("connect_retries", "Connection requests sent before a peer is declared "
+    reg_int("connect_retries", "A peer that has not answered for this many "
+            "btl_pvrdma_connect_timeout periods since the first request is declared "
             "unreachable (then the job aborts). A peer only answers while it calls MPI, "
             "so keep retries x timeout above the longest compute phase. Default: 120",
             NULL, OPAL_INFO_LVL_6,

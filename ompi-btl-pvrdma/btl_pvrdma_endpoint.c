@@ -34,6 +34,7 @@ static void endpoint_construct(mca_btl_pvrdma_endpoint_t *ep)
     ep->cm_ah = NULL;
     ep->cm_seq = 0;
     ep->cm_tries = 0;
+    ep->cm_first_us = 0;
     ep->qp = NULL;
     ep->ring = NULL;
     ep->ring_size = ep->ring_head = ep->ring_count = ep->unsignalled = 0;

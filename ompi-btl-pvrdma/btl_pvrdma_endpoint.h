@@ -55,8 +55,9 @@ struct mca_btl_base_endpoint_t {
     struct ibv_ah *cm_ah;
     uint64_t cm_seq;         /**< our last connection datagram's number to it
                                   (pvrdma_common_ud_send_seq; 0: none yet) */
-    int cm_tries;
-    uint64_t cm_deadline_us;
+    int cm_tries;            /**< messages resent in this attempt */
+    uint64_t cm_first_us;    /**< this attempt's first message went then */
+    uint64_t cm_deadline_us; /**< no answer by then: resend (backing off) */
 
     /* connection budget (btl_pvrdma_budget.c) */
     uint64_t last_use;       /**< module->budget.tick when last used (LRU) */
