@@ -7,16 +7,22 @@
 # connection and exchange times are the "MPI_Init took" and "ok - TEST (S)"
 # lines of each log; the plan lines (peers, CQ entries, locked memory) are
 # in the logs too.  By hand, not in CI (8 x 20 takes about an hour):
-#   scripts/testbed/tb run --hosts 8 --mem 2048 --timeout 10800 --out OUT -- \
+#   scripts/testbed/tb run --hosts 8 --mem 2304 --timeout 10800 --out OUT -- \
 #       bash tests/bed/paper.sh          # n8np160
 #   scripts/testbed/tb run --hosts 4 --mem 2560 ... -- bash tests/bed/paper.sh   # n4np80
 #   PAPER_RPN  ranks per node (default 20); SCALE_ONLY=btl or ucx: one transport
 export SCALE_RPN=${PAPER_RPN:-20} SCALE_BTL_RPN=${PAPER_RPN:-20}
 export SCALE_ONLY=${SCALE_ONLY:-"btl ucx"} SCALE_BTL_WRITE=${SCALE_BTL_WRITE:-auto}
 export SCALE_ARGS=${SCALE_ARGS:-"connect allpairs alltoallv bcast"}
-export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-19} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
-# UCX's connection messages wait behind 20 busy ranks too (hosts4.sh says why)
-export SCALE_CONN_TIMEOUT=${SCALE_CONN_TIMEOUT:-120s}
+# The RC ACK timeout at exponent 21 (8.6 s): the BTL's first 8 x 20 that passed
+# (2026-12-06) ran with it; at 19 (2.1 s) every QP resent through the guests'
+# seconds-long TX stalls, and run 10 of 2026-12-04 never finished its exchange
+export SCALE_RC_TIMEOUT=${SCALE_RC_TIMEOUT:-21} SCALE_TIMEOUT=${SCALE_TIMEOUT:-5400}
+# UCX's connection messages wait behind 20 busy ranks too (hosts4.sh says why),
+# and at 8 x 20 behind node1's ranks, which start last: with 120 s the first
+# UCX try (2026-12-06) gave up on node1's ranks two minutes into the exchange.
+# 30 minutes, as the BTL's 900 x 2 s below.
+export SCALE_CONN_TIMEOUT=${SCALE_CONN_TIMEOUT:-1800s}
 # and so do the BTL's: at 8 x 20 (2026-12-04) node1, which also runs mpirun,
 # took 4 x the other nodes' stall kicks and its ranks answered some
 # requests only after the BTL's 240 s (120 x 2 s): the job was aborted
