@@ -51,16 +51,16 @@ void pvrdma_common_idle_wait_init(struct pvrdma_common_idle_wait *w,
     w->found_fast    = 0;
     w->found_spin    = 0;
     w->found_backoff = 0;
-    w->last_phase    = 0;
+    w->last_phase    = PVRDMA_COMMON_IDLE_BUSY;
     w->spin_stretch_x16 = 16;
     w->spin_adapt    = 1;
 }
 
 void pvrdma_common_idle_wait_count_found(struct pvrdma_common_idle_wait *w)
 {
-    if (w->last_phase == 1) {
+    if (w->last_phase == PVRDMA_COMMON_IDLE_FAST) {
         ++w->found_fast;
-    } else if (w->last_phase == 2) {
+    } else if (w->last_phase == PVRDMA_COMMON_IDLE_SPIN) {
         ++w->found_spin;
         if (!w->spin_adapt) {
             return;
@@ -70,7 +70,7 @@ void pvrdma_common_idle_wait_count_found(struct pvrdma_common_idle_wait *w)
         if (w->spin_stretch_x16 < 16) {
             w->spin_stretch_x16 = 16;
         }
-    } else if (w->last_phase == 3) {
+    } else if (w->last_phase == PVRDMA_COMMON_IDLE_BACKOFF) {
         ++w->found_backoff;
     }
 }
@@ -87,7 +87,8 @@ void pvrdma_common_idle_wait_measure(struct pvrdma_common_idle_wait *w)
     uint64_t scaled;
 
     w->poll_started = 0;
-    if ((w->last_phase == 2) && w->spin_adapt && (w->spin_stretch_x16 < PVRDMA_COMMON_IDLE_STRETCH_MAX_X16)) {
+    if ((w->last_phase == PVRDMA_COMMON_IDLE_SPIN) && w->spin_adapt &&
+        (w->spin_stretch_x16 < PVRDMA_COMMON_IDLE_STRETCH_MAX_X16)) {
         /* a paced spin poll that found nothing: the next ones come later */
         w->spin_stretch_x16 += w->spin_stretch_x16 / 4;
     }
@@ -137,7 +138,7 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         w->quiet_since  = 0;
         w->poll_started = 0;
         ++w->polls_busy;
-        w->last_phase = 0;
+        w->last_phase = PVRDMA_COMMON_IDLE_BUSY;
         return 1;
     }
     now = pvrdma_common_now_us();
@@ -146,19 +147,19 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
     if (w->quiet_since == 0) {
         w->quiet_since = now;   /* the spin starts */
         ++w->polls_fast;
-        w->last_phase = 1;
+        w->last_phase = PVRDMA_COMMON_IDLE_FAST;
         return spin_poll(w, now);
     }
     if (now - w->quiet_since < w->spin_us) {
         /* the spin: every call at first, then paced by the poll's cost */
         if (now - w->quiet_since < PVRDMA_COMMON_IDLE_FAST_US) {
             ++w->polls_fast;
-        w->last_phase = 1;
+            w->last_phase = PVRDMA_COMMON_IDLE_FAST;
             return spin_poll(w, now);
         }
         if (now >= w->next_poll) {
             ++w->polls_spin;
-            w->last_phase = 2;
+            w->last_phase = PVRDMA_COMMON_IDLE_SPIN;
             return spin_poll(w, now);
         }
         w->poll_started = 0;
@@ -171,7 +172,7 @@ int pvrdma_common_idle_wait_poll(struct pvrdma_common_idle_wait *w,
         w->backing_off   = 1;
         w->backed_off_us = now - w->quiet_since - w->spin_us;
         ++w->polls_backoff;
-        w->last_phase = 3;
+        w->last_phase = PVRDMA_COMMON_IDLE_BACKOFF;
         return 1;
     }
     w->poll_started = 0;

@@ -65,6 +65,14 @@ extern "C" {
  */
 #define PVRDMA_COMMON_IDLE_STRETCH_MAX_X16 (1024u * 16u)
 
+/** The phase of a wait a poll belongs to (counted at close). */
+enum pvrdma_common_idle_phase {
+    PVRDMA_COMMON_IDLE_BUSY,     /**< something of ours in flight */
+    PVRDMA_COMMON_IDLE_FAST,     /**< the spin's first PVRDMA_COMMON_IDLE_FAST_US */
+    PVRDMA_COMMON_IDLE_SPIN,     /**< the paced rest of the spin */
+    PVRDMA_COMMON_IDLE_BACKOFF   /**< after the spin */
+};
+
 struct pvrdma_common_idle_wait {
     uint64_t spin_us;       /**< config: full-speed polling after activity */
     uint64_t poll_us;       /**< config: then one poll per this, 0 = off */
@@ -90,7 +98,7 @@ struct pvrdma_common_idle_wait {
     uint64_t found_fast;    /**< waits that a poll of the spin's first part ended */
     uint64_t found_spin;    /**< a poll of its paced rest */
     uint64_t found_backoff; /**< a poll after the spin */
-    int last_phase;         /**< of the last poll allowed: 0 busy, 1 fast, 2 spin, 3 back-off */
+    enum pvrdma_common_idle_phase last_phase; /**< of the last poll allowed */
     uint64_t spin_stretch_x16; /**< the spin's pace over spin_scale polls, x 16
                                     (see PVRDMA_COMMON_IDLE_STRETCH_MAX_X16) */
     int spin_adapt;         /**< config: the stretch follows the spin's finds */

@@ -151,7 +151,7 @@ int main(void)
         /* 15 ms of spin, stretched, rang fewer polls than the 400 us pace */
         CHECK(polls < 15000 / 400);
         CHECK(w.spin_stretch_x16 >= stretched);
-        w.last_phase = 2;
+        w.last_phase = PVRDMA_COMMON_IDLE_SPIN;
         w.quiet_since = pvrdma_common_now_us();
         stretched = w.spin_stretch_x16;
         pvrdma_common_idle_wait_found(&w, 1);
