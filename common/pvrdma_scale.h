@@ -80,6 +80,17 @@ int pvrdma_common_scale_plan(const struct ibv_device_attr *dev,
                              const struct pvrdma_common_scale_request *req,
                              struct pvrdma_common_scale_plan *plan);
 
+/** @brief Locked bytes of one RC QP's send ring of @p max_send_wr WRs with
+ *  @p send_sge SGEs each (PVRDMA's WQE sizes; an estimate).  Pure. */
+uint64_t pvrdma_common_scale_sq_ring(uint32_t max_send_wr, uint32_t send_sge);
+
+/** @brief Locked bytes of @p receives posted receives of @p buf_size bytes
+ *  each, buffers and WQEs (an estimate).  Pure. */
+uint64_t pvrdma_common_scale_recv_mem(uint64_t receives, uint64_t buf_size);
+
+/** @brief Locked bytes of a CQ of @p cq_depth entries (an estimate).  Pure. */
+uint64_t pvrdma_common_scale_cq_mem(uint32_t cq_depth);
+
 /** @brief Locked bytes at @p peers connected peers under @p plan.  Pure. */
 uint64_t pvrdma_common_scale_mem(const struct pvrdma_common_scale_plan *plan,
                                  uint32_t peers);

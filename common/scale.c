@@ -117,15 +117,30 @@ int pvrdma_common_scale_plan(const struct ibv_device_attr *dev,
         plan->peers_fit_qp = (per_proc > 1) ? (per_proc - 1) / qps : 0;
     }
 
-    sq_ring = (uint64_t)req->max_send_wr *
-              pow2_up(SQ_WQE_HDR_BYTES + SGE_BYTES * req->send_sge);
+    sq_ring = pvrdma_common_scale_sq_ring(req->max_send_wr, req->send_sge);
     plan->mem_per_peer = qps * sq_ring +
-                         (uint64_t)plan->recv_per_peer *
-                         (req->buf_size + RQ_WQE_BYTES);
-    plan->mem_fixed    = (uint64_t)plan->cq_depth * CQE_BYTES +
-                         (uint64_t)plan->srq_depth *
-                         (req->buf_size + RQ_WQE_BYTES);
+                         pvrdma_common_scale_recv_mem(plan->recv_per_peer,
+                                                      req->buf_size);
+    plan->mem_fixed    = pvrdma_common_scale_cq_mem(plan->cq_depth) +
+                         pvrdma_common_scale_recv_mem(plan->srq_depth,
+                                                      req->buf_size);
     return 0;
+}
+
+uint64_t pvrdma_common_scale_sq_ring(uint32_t max_send_wr, uint32_t send_sge)
+{
+    return (uint64_t)max_send_wr *
+           pow2_up(SQ_WQE_HDR_BYTES + SGE_BYTES * (uint64_t)send_sge);
+}
+
+uint64_t pvrdma_common_scale_recv_mem(uint64_t receives, uint64_t buf_size)
+{
+    return receives * (buf_size + RQ_WQE_BYTES);
+}
+
+uint64_t pvrdma_common_scale_cq_mem(uint32_t cq_depth)
+{
+    return (uint64_t)cq_depth * CQE_BYTES;
 }
 
 uint64_t pvrdma_common_scale_mem(const struct pvrdma_common_scale_plan *plan,

@@ -146,7 +146,9 @@ typedef struct uct_pvrdma_rx_desc {
 #define UCT_PVRDMA_RX_MIN          8
 
 /** A new channel takes at most 1/this of the CQ entries still free for
- *  receives: the budget then shrinks geometrically and lasts for about
+ *  receives (or 1/(2 x the job's peers not yet connected) when that is
+ *  more, uct_pvrdma_chan_rx_share): the budget then shrinks geometrically
+ *  and lasts for about
  *  DIV * (1 + ln(free / (DIV * RX_MIN))) more peers instead of
  *  free / RX_QUEUE_LEN.  Simulated with the defaults (one ep and one
  *  channel per peer): QEMU's 4096-entry CQ, send/recv only: 188 peers
@@ -486,6 +488,9 @@ typedef struct uct_pvrdma_iface_conn {
     unsigned                   num_connecting;  /**< eps in CONNECTING */
     unsigned                   num_unconfirmed; /**< chans not confirmed */
     unsigned                   num_chans;       /**< on the iface's chans */
+    unsigned                   job_peers;       /**< peers in the job, as the
+                                                     launcher says; 0: unknown
+                                                     (uct_pvrdma_chan_rx_share) */
     unsigned                   num_discs;       /**< on the iface's discs */
     uint64_t                   discs_acked;
     uint64_t                   discs_expired;   /**< no DACK in CONN_TIMEOUT */
@@ -504,6 +509,8 @@ typedef struct uct_pvrdma_iface_conn {
  *  for an ep that needs one.  Reset by uct_pvrdma_iface_budget_init. */
 typedef struct uct_pvrdma_iface_budget {
     unsigned                   max;         /**< UCX_PVRDMA_MAX_CONNECTIONS */
+    char                       why[128];    /**< how max was chosen (the
+                                                 plan line says it) */
     unsigned                   held;        /**< eps holding an RC QP */
     unsigned                   held_max;    /**< most at once */
     unsigned                   closing;     /**< eps in CLOSING */
@@ -697,6 +704,7 @@ void uct_pvrdma_iface_report_close(uct_pvrdma_iface_t *iface,
 void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
                                  const uct_pvrdma_chan_t *chan);
 void uct_pvrdma_iface_report_chan_close(uct_pvrdma_iface_t *iface);
+void uct_pvrdma_iface_report_plan(uct_pvrdma_iface_t *iface);
 
 /* pvrdma_iface_init.c */
 void uct_pvrdma_iface_cq_acct_init(uct_pvrdma_iface_cq_acct_t *acct);
@@ -826,6 +834,7 @@ ucs_status_t uct_pvrdma_budget_connect(uct_pvrdma_ep_t *ep);
 void uct_pvrdma_budget_progress(uct_pvrdma_iface_t *iface, ucs_time_t now,
                                 int *looked);
 void uct_pvrdma_budget_ep_cleanup(uct_pvrdma_ep_t *ep);
+unsigned uct_pvrdma_budget_job_peers(const char **src_p);
 struct pvrdma_common_counters;
 void uct_pvrdma_budget_counters_add(uct_pvrdma_iface_t *iface,
                                     struct pvrdma_common_counters *c);
@@ -835,6 +844,11 @@ void uct_pvrdma_conn_chan_confirmed(uct_pvrdma_chan_t *chan);
 
 /* pvrdma_chan.c */
 int uct_pvrdma_chan_probe(uct_pvrdma_chan_t *chan);
+/** Receives a new channel gets when @p free_rx CQ entries are free for
+ *  receives and @p chans channels are open (uct_pvrdma_chan_rx_len; the
+ *  plan line simulates it). */
+unsigned uct_pvrdma_chan_rx_share(const uct_pvrdma_iface_t *iface,
+                                  unsigned free_rx, unsigned chans);
 ucs_status_t uct_pvrdma_chan_create(uct_pvrdma_iface_t *iface,
                                     const struct pvrdma_common_addr_info *peer,
                                     uint32_t local_psn, uint64_t credit_addr,

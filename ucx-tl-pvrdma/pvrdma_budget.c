@@ -53,26 +53,61 @@
 #define UCT_PVRDMA_BUDGET_LOOK_MS  10
 
 
-/* Processes sharing the device, as the launcher says (Open MPI, MPICH and
- * Hydra, Slurm), else one per online CPU (a rank per core). */
-static unsigned uct_pvrdma_budget_local_procs(const char **src_p)
+/* The first of @p num @p vars set to a positive number, and its name in
+ * @p src_p; 0 when none is. */
+static unsigned uct_pvrdma_budget_env_count(const char *const *vars,
+                                            unsigned num, const char **src_p)
 {
-    static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
-                                 "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
     const char *value;
     unsigned i;
     long n;
 
-    for (i = 0; i < ucs_static_array_size(vars); ++i) {
+    for (i = 0; i < num; ++i) {
         value = getenv(vars[i]);
         if ((value != NULL) && ((n = strtol(value, NULL, 10)) > 0)) {
             *src_p = vars[i];
-            return (unsigned)n;
+            return (unsigned)ucs_min(n, UINT_MAX);
         }
     }
+    return 0;
+}
+
+
+/* Processes sharing the device, as the launcher says (Open MPI, MPICH and
+ * Hydra, Slurm), else one per online CPU (a rank per core). */
+static unsigned uct_pvrdma_budget_local_procs(const char **src_p)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                       "MPI_LOCALNRANKS",
+                                       "SLURM_NTASKS_PER_NODE"};
+    unsigned n = uct_pvrdma_budget_env_count(vars, ucs_static_array_size(vars),
+                                             src_p);
+    long cpus;
+
+    if (n > 0) {
+        return n;
+    }
     *src_p = "online CPUs";
-    n      = ucs_sys_get_num_cpus();
-    return (n > 0) ? (unsigned)n : 1;
+    cpus   = ucs_sys_get_num_cpus();
+    return (cpus > 0) ? (unsigned)cpus : 1;
+}
+
+
+/* Peers of this process in the job, as the launcher says (Open MPI,
+ * MPICH and Hydra, Slurm); 0 when none says.  The receive share and the
+ * plan line use it: UCT is not told the job's size. */
+unsigned uct_pvrdma_budget_job_peers(const char **src_p)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                       "SLURM_NTASKS"};
+    unsigned n = uct_pvrdma_budget_env_count(vars, ucs_static_array_size(vars),
+                                             src_p);
+
+    if (n == 0) {
+        *src_p = "job size unknown";
+        return 0;
+    }
+    return n - 1;
 }
 
 
@@ -81,9 +116,9 @@ ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
 {
     uct_pvrdma_iface_budget_t *budget = &iface->budget;
     unsigned max_qp                   = (unsigned)iface->md->dev_attr.max_qp;
+    char *why                         = budget->why;
     const char *src;
     unsigned procs;
-    char why[128];  /* how max was chosen, for the debug line */
 
     memset(budget, 0, sizeof(*budget));
     ucs_list_head_init(&budget->waiting);
@@ -96,14 +131,14 @@ ucs_status_t uct_pvrdma_iface_budget_init(uct_pvrdma_iface_t *iface,
         budget->max = (config->max_connections == UCS_ULUNITS_INF) ?
                       UINT_MAX : (unsigned)ucs_min(config->max_connections,
                                                    UINT_MAX);
-        ucs_snprintf_zero(why, sizeof(why),
+        ucs_snprintf_zero(why, sizeof(budget->why),
                           "UCX_PVRDMA_MAX_CONNECTIONS");
     } else {
         /* two QPs per connection on each side: our ep's, and the passive
          * channel of the peer's ep to us; one QP stays for the UD QP */
         procs       = uct_pvrdma_budget_local_procs(&src);
         budget->max = (max_qp > procs) ? (max_qp - procs) / (2 * procs) : 1;
-        ucs_snprintf_zero(why, sizeof(why),
+        ucs_snprintf_zero(why, sizeof(budget->why),
                           "auto: max_qp %u shared by %u processes (%s), 2 "
                           "QPs per connection", max_qp, procs, src);
     }

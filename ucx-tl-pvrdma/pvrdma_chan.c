@@ -352,11 +352,35 @@ out:
  * UCS_ERR_EXCEEDS_LIMIT, with the numbers, when even the minimum does not
  * fit.
  */
+/*
+ * The share of a new channel: 1/UCT_PVRDMA_RX_SHARE_DIV of the free
+ * receive room lasts for any number of peers, but gives the first peers of
+ * a small job on a short CQ less than RX_QUEUE_LEN (QEMU's model, 4096
+ * entries: 38 receives, a credit return every 28 fragments, 7 send
+ * doorbells per 1 MiB, 2026-11-29).  When the launcher says how many peers
+ * the job has, the peers not yet connected cannot take more than half the
+ * room each, so the share is 1/(2 x those) while that is more (a UCP ep
+ * may make a second channel to us); the job's last peers, and processes
+ * that join later, get the geometric share of what is left.
+ */
+unsigned uct_pvrdma_chan_rx_share(const uct_pvrdma_iface_t *iface,
+                                  unsigned free_rx, unsigned chans)
+{
+    unsigned rx_min = ucs_min(UCT_PVRDMA_RX_MIN, iface->config.rx_queue_len);
+    unsigned peers  = iface->conn.job_peers;
+    unsigned div    = UCT_PVRDMA_RX_SHARE_DIV;
+
+    if (peers > chans) {
+        div = ucs_min(div, 2 * (peers - chans));
+    }
+    return ucs_min(iface->config.rx_queue_len, ucs_max(rx_min, free_rx / div));
+}
+
+
 static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
                                            unsigned *rx_len_p)
 {
     unsigned floor  = iface->config.tx_queue_len;
-    unsigned rx_min = ucs_min(UCT_PVRDMA_RX_MIN, iface->config.rx_queue_len);
     unsigned zombies, free_rx, want;
 
     /* entries held for a request that was not answered: its resend is
@@ -366,8 +390,7 @@ static ucs_status_t uct_pvrdma_chan_rx_len(uct_pvrdma_iface_t *iface,
     zombies = iface->cq_acct.zombie_new + iface->cq_acct.zombie_wait;
     free_rx = (iface->cq_acct.budget + zombies > floor) ?
               (iface->cq_acct.budget + zombies - floor) : 0;
-    want    = ucs_min(iface->config.rx_queue_len,
-                      ucs_max(rx_min, free_rx / UCT_PVRDMA_RX_SHARE_DIV));
+    want    = uct_pvrdma_chan_rx_share(iface, free_rx, iface->conn.num_chans);
     if (want > free_rx) {
         ucs_error("pvrdma: %s:%d: cannot accept another connection: its %u "
                   "receives (the least a connection gets) do not fit in the "

@@ -41,7 +41,12 @@ static ucs_config_field_t uct_pvrdma_iface_config_table[] = {
 
     {"RX_QUEUE_LEN", "64",
      "Receive buffers posted for every connected peer endpoint; also the\n"
-     "number of send credits a peer starts with (clamped to max_qp_wr).",
+     "number of send credits a peer starts with (clamped to max_qp_wr).\n"
+     "A connection gets fewer (at least 8) when the CQ is short: 1/96 of\n"
+     "the CQ entries still free for receives, or 1/(2 x the job's peers\n"
+     "not yet connected) when the launcher gives the job's size\n"
+     "(OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS). Each is a locked\n"
+     "SEG_SIZE buffer: 64 x 8 KiB x 159 peers is 84 MiB per process.",
      ucs_offsetof(uct_pvrdma_iface_config_t, rx_queue_len),
      UCS_CONFIG_TYPE_UINT},
 
@@ -593,6 +598,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
 {
     const uct_pvrdma_iface_config_t *config =
             ucs_derived_of(tl_config, uct_pvrdma_iface_config_t);
+    const char *job_src;
     ucs_status_t status;
     int i;
 
@@ -652,6 +658,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     if (status != UCS_OK) {
         return status;
     }
+    self->conn.job_peers = uct_pvrdma_budget_job_peers(&job_src);
 
     status = uct_pvrdma_iface_init_profile(self, config);
     if (status != UCS_OK) {
@@ -698,6 +705,7 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     if (status != UCS_OK) {
         goto err_scratch;
     }
+    uct_pvrdma_iface_report_plan(self);
 
     ucs_debug("pvrdma: iface %p on %s:%d: gid[%u] %s mtu %u seg %zu "
               "tx %u rx %u sge %u read %d write %d idle_polls %u", self,

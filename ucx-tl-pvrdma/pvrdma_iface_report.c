@@ -11,6 +11,7 @@
 #include "pvrdma.h"
 #include "pvrdma_impl.h"
 #include "pvrdma_counters.h"
+#include "pvrdma_scale.h"
 
 #include <inttypes.h>
 
@@ -54,6 +55,104 @@ void uct_pvrdma_iface_print_cost(uct_pvrdma_iface_t *iface, const char *why,
               (size_t)(per_peer / UCS_KBYTE),
               (chan != NULL) ? " (this one)" : "", (size_t)(total / UCS_KBYTE),
               why);
+}
+
+
+/* What the plan line predicts: the receive queues of up to @p peers new
+ * channels, each given uct_pvrdma_chan_rx_share of the CQ entries still
+ * free for receives (and, on a send/recv-only connection, our ep's credit
+ * receives), as uct_pvrdma_chan_rx_len gives them when nothing is in
+ * flight.  Returns how many peers get one before the CQ is full. */
+typedef struct {
+    unsigned fit;       /* peers whose receives fit the CQ */
+    uint64_t receives;  /* posted receives of those peers' channels */
+    unsigned first;     /* receives of the first peer's channel */
+    unsigned last;      /* ... and of the last one's */
+} uct_pvrdma_plan_rx_t;
+
+static void uct_pvrdma_iface_plan_rx(const uct_pvrdma_iface_t *iface,
+                                     unsigned peers, uct_pvrdma_plan_rx_t *rx)
+{
+    unsigned floor  = iface->config.tx_queue_len;
+    unsigned per_ep = iface->rdma_write_ok ? 0 : UCT_PVRDMA_CREDIT_RX_LEN;
+    unsigned free_rx, want;
+
+    memset(rx, 0, sizeof(*rx));
+    free_rx = (iface->cq_acct.budget > floor) ?
+              (iface->cq_acct.budget - floor) : 0;
+    while (rx->fit < peers) {
+        want = uct_pvrdma_chan_rx_share(iface, free_rx, rx->fit);
+        if (want + per_ep > free_rx) {
+            break;
+        }
+        free_rx      -= want + per_ep;
+        rx->receives += want;
+        rx->first     = (rx->fit == 0) ? want : rx->first;
+        rx->last      = want;
+        ++rx->fit;
+    }
+}
+
+
+/*
+ * Info level, at open: what this iface's connections will cost (issue 36's
+ * per-rank plan line; tests/bed/scale.sh checks it is printed).  Two lines
+ * as the BTL's: the CQ, the QPs and receives of one connection, how many
+ * peers fit the CQ and the connection budget; then the locked memory at
+ * the job's peers, when the launcher says how many there are.  Memory is
+ * an estimate from PVRDMA's WQE sizes (common/scale.c); send buffers are
+ * taken on demand and not in it.
+ */
+void uct_pvrdma_iface_report_plan(uct_pvrdma_iface_t *iface)
+{
+    size_t buf_size = iface->rx_mp.data->elem_size;
+    uint64_t ring   = pvrdma_common_scale_sq_ring(iface->config.tx_queue_len,
+                                                  iface->config.tx_max_sge);
+    uct_pvrdma_plan_rx_t all, job;
+    unsigned peers, conns;
+    uint64_t rx_mem, ring_mem, cq_mem;
+    const char *src;
+
+    if (!ucs_log_is_enabled(UCS_LOG_LEVEL_INFO)) {
+        return;
+    }
+
+    peers  = uct_pvrdma_budget_job_peers(&src);
+    uct_pvrdma_iface_plan_rx(iface, UINT_MAX, &all);
+    ucs_info("pvrdma: %s:%d: plan: CQ %d entries, %u kept for sends; a "
+             "connection is 2 RC QPs (ours and the peer's) and %u-%u "
+             "receives of %zu B (1/%u of the CQ's receive room left, or "
+             "1/(2 x the job's peers not yet connected)); %u peers fit the "
+             "CQ; budget %u connections (%s)",
+             iface->md->dev_name, iface->port_num, iface->cq->cqe,
+             iface->config.tx_queue_len,
+             ucs_min(UCT_PVRDMA_RX_MIN, iface->config.rx_queue_len),
+             iface->config.rx_queue_len, buf_size, UCT_PVRDMA_RX_SHARE_DIV,
+             all.fit, iface->budget.max, iface->budget.why);
+
+    cq_mem = pvrdma_common_scale_cq_mem(iface->cq->cqe);
+    if (peers == 0) {
+        ucs_info("pvrdma: %s:%d: locked memory: %" PRIu64 " KiB per peer "
+                 "at first (%u receives, 2 QP rings), %" PRIu64 " KiB fixed "
+                 "(CQ); %s", iface->md->dev_name, iface->port_num,
+                 (pvrdma_common_scale_recv_mem(all.first, buf_size) +
+                  2 * ring) >> 10, all.first, cq_mem >> 10, src);
+        return;
+    }
+
+    conns = ucs_min(peers, iface->budget.max);
+    uct_pvrdma_iface_plan_rx(iface, conns, &job);
+    rx_mem   = pvrdma_common_scale_recv_mem(job.receives, buf_size);
+    ring_mem = 2 * ring * conns;
+    ucs_info("pvrdma: %s:%d: locked memory: %" PRIu64 " KiB at %u peers "
+             "(%s - 1%s): receives %" PRIu64 " KiB (%u for the first peer, "
+             "%u for the last%s), QP rings %" PRIu64 " KiB, CQ %" PRIu64
+             " KiB", iface->md->dev_name, iface->port_num,
+             (rx_mem + ring_mem + cq_mem) >> 10, peers, src,
+             (conns < peers) ? ", connections held within the budget" : "",
+             rx_mem >> 10, job.first, job.last,
+             (job.fit < conns) ? "; the rest do not fit the CQ" : "",
+             ring_mem >> 10, cq_mem >> 10);
 }
 
 

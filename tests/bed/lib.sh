@@ -190,7 +190,12 @@ stack_digest() {
 run_dumping() {
     local t=$1 log=$2 pid w rc
     shift 2
-    "$@" >"$log" 2>&1 &
+    # appending (O_APPEND): the dump below goes to the end of LOG while the
+    # job still writes; with ">" the job's next lines went over it at its
+    # own offset (8 x 20 over UCX, 2026-12-06: a hung MPI_Finalize's
+    # keepalive lines kept coming and no stack was left in the log)
+    : >"$log"
+    "$@" >>"$log" 2>&1 &
     pid=$!
     # the watcher ends by itself within a second of the job (killing it
     # made bash print "Terminated" after every run).  T is seconds of the

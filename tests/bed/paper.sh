@@ -57,6 +57,12 @@ export SCALE_BTL_SQ=${SCALE_BTL_SQ-63}
 # pml ucx has two RC QPs per connection (endpoint and passive channel):
 # 6,360 per guest at 8 x 20, 1.6 GB of rings at its default 256 WRs
 export SCALE_UCX_TXQ=${SCALE_UCX_TXQ-63}
+# and no shared receive queue: every passive channel posts its own
+# receives, RX_QUEUE_LEN (64) buffers of 8 KiB while the CQ has room (rxe's
+# has room for all): 159 x 64 x 8.3 KiB = 84 MiB locked per rank, 1.7 GB of
+# each 2,304 MiB guest.  The second 8 x 20 try (2026-12-06) grew to ~100 MiB
+# per rank and 7 of 8 guests ran their OOM killer.  16 receives: 21 MiB.
+export SCALE_UCX_RXQ=${SCALE_UCX_RXQ-16}
 # every node's rxe counters after each job, in its log (lib.sh)
 export BED_RXE_COUNTERS=${BED_RXE_COUNTERS-1}
 exec bash "$(dirname "$0")/scale.sh"

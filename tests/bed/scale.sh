@@ -31,6 +31,8 @@
 #                   the BTL's, 256; paper.sh says why it sets 63)
 #   SCALE_UCX_TXQ   UCX_PVRDMA_TX_QUEUE_LEN of the pml ucx runs (default:
 #                   the transport's, 256; paper.sh sets 63 as for the BTL)
+#   SCALE_UCX_RXQ   UCX_PVRDMA_RX_QUEUE_LEN of the pml ucx runs (default:
+#                   the transport's, 64; paper.sh says why it sets 16)
 #   BED_SSH_ALIVE_COUNT  ServerAlive rounds of node1's ssh masters (lib.sh,
 #                   ssh_patience; unset: the bed's 6; paper.sh sets 40)
 . "$(dirname "$0")/lib.sh"
@@ -64,6 +66,9 @@ if [ -n "${SCALE_CONN_TIMEOUT:-}" ]; then
 fi
 if [ -n "${SCALE_UCX_TXQ:-}" ]; then
     UCX+=(-x "UCX_PVRDMA_TX_QUEUE_LEN=$SCALE_UCX_TXQ")
+fi
+if [ -n "${SCALE_UCX_RXQ:-}" ]; then
+    UCX+=(-x "UCX_PVRDMA_RX_QUEUE_LEN=$SCALE_UCX_RXQ")
 fi
 if [ -n "${SCALE_BTL_CONNECT_RETRIES:-}" ]; then
     BTL+=(--mca btl_pvrdma_connect_retries "$SCALE_BTL_CONNECT_RETRIES")
@@ -103,6 +108,19 @@ plan_check() {
     line=$(grep -m1 'btl:pvrdma: .*locked memory:' "$2")
     [ -n "$line" ] && pass "$1: plan printed: ${line##*btl:pvrdma: }" ||
         fail "$1: plan printed" "no 'locked memory' line (log: $2)"
+}
+
+# ucx_plan_check NAME LOG: the same for UCX's iface (info level): its plan
+# and its locked memory at the job's peers (OMPI_COMM_WORLD_SIZE - 1)
+ucx_plan_check() {
+    local plan mem
+    plan=$(grep -m1 'pvrdma: .*: plan: CQ ' "$2")
+    mem=$(grep -m1 "pvrdma: .*locked memory: .* at $PEERS_UCX peers" "$2")
+    if [ -n "$plan" ] && [ -n "$mem" ]; then
+        pass "$1: plan printed: ${plan##*pvrdma: } / ${mem##*pvrdma: }"
+    else
+        fail "$1: plan printed" "plan '${plan:-none}', locked memory at $PEERS_UCX peers '${mem:-none}' (log: $2)"
+    fi
 }
 
 # replay_check NAME LOG: no one replays in these jobs, so a connection
@@ -189,6 +207,7 @@ if want ucx; then
     log=$(log_name "$name")
     grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
         fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+    PEERS_UCX=$((NHOSTS * URPN - 1)) ucx_plan_check "$name" "$log"
 fi
 
 # The connection budget over pml ucx (issue 36): at most SCALE_BUDGET
@@ -207,6 +226,10 @@ if want ucxbudget; then
     log=$(log_name "$name")
     grep -qF "pvrdma/$DEV" "$log" && pass "$name: UCP endpoints use pvrdma/$DEV" ||
         fail "$name: UCP endpoints use pvrdma/$DEV" "not in UCP's transport report (log: $log)"
+    PEERS_UCX=$((UNP - 1)) ucx_plan_check "$name" "$log"
+    grep -q "pvrdma: .*: plan: .*budget $BUDGET connections (UCX_PVRDMA_MAX_CONNECTIONS)" "$log" &&
+        pass "$name: the plan line says the budget and why" ||
+        fail "$name: the plan line says the budget and why" "no 'budget $BUDGET connections (UCX_PVRDMA_MAX_CONNECTIONS)' (log: $log)"
     v=$(counters_sum iface_close "conn_closes conn_reopens conn_close_refusals conn_overruns conn_closes_agreed reqs_busy busy_heard" "$log")
     read -r closes reopens refusals overruns agreed rbusy hbusy <<<"$v"
     held=$(counters_max iface_close "eps_max" "$log")

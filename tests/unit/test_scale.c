@@ -181,10 +181,36 @@ static void test_edges(void)
     CHECK_EQ(pvrdma_common_scale_plan(&d, &req, &pl), EINVAL);
 }
 
+/* The pieces the UCX transport's plan line adds up itself (its receive
+ * queues differ per peer): a 256-WR ring of 4-SGE WQEs is 256 x 128 B, a
+ * posted receive its buffer and a 32-byte WQE, a CQE 64 B; and the plan's
+ * per-peer cost is made of the same pieces. */
+static void test_pieces(void)
+{
+    struct pvrdma_common_scale_request req;
+    struct pvrdma_common_scale_plan pl;
+    struct ibv_device_attr d;
+    struct ibv_port_attr p;
+
+    CHECK_EQ(pvrdma_common_scale_sq_ring(256, 4), 256u * 128u);
+    CHECK_EQ(pvrdma_common_scale_sq_ring(63, 1), 63u * 128u);
+    CHECK_EQ(pvrdma_common_scale_sq_ring(63, 5), 63u * 256u);
+    CHECK_EQ(pvrdma_common_scale_recv_mem(64, BTL_BUF), 64u * (BTL_BUF + 32u));
+    CHECK_EQ(pvrdma_common_scale_recv_mem(0, BTL_BUF), 0u);
+    CHECK_EQ(pvrdma_common_scale_cq_mem(2048), 2048u * 64u);
+
+    attrs_esxi7(&d, &p);
+    btl_request(&req, 159, 20, (uint32_t) d.max_cqe, false);
+    CHECK_EQ(pvrdma_common_scale_plan(&d, &req, &pl), 0);
+    CHECK_EQ(pl.mem_per_peer, pvrdma_common_scale_sq_ring(256, 4) +
+             pvrdma_common_scale_recv_mem(pl.recv_per_peer, BTL_BUF));
+}
+
 int main(void)
 {
     test_qemu_model();
     test_esxi7();
     test_edges();
+    test_pieces();
     return test_done("test_scale");
 }
