@@ -124,17 +124,21 @@ mpi_row ucxstock "${UCX_STOCK[@]}" -x UCX_RNDV_THRESH=inf
 # ping-pong hung.
 export OMPI_MCA_btl_openib_use_eager_rdma=0 OMPI_MCA_btl_openib_flags=1
 mapfile -t OPENIB < <(. "$TOP/validation/transports/openib.conf"; printf '%s\n' "${mpirun_args[@]}")
-# On this tier openib does not get through connection set-up.  Its only
-# connection scheme on RoCE is RDMA-CM; since 2026-12-01 the bed relays the
-# CM MADs (madmux.c; the tier suite connects ib_send_lat -R through it), and
-# openib's ConnectRequest reaches the peer, but QEMU's model rejects openib's
-# own work requests ("Invalid lkey 0x7fff", "Table MR, invalid handle
-# 32767", "Table CQE_CTX, invalid handle 512" on both nodes, also with
-# btl_openib_receive_queues P,65536,32,16,8) and the peer never answers the
-# request (2026-11-26: the same errors, then node1 stopped answering; that
-# was madmux not answering the model's MAD send).  So its rows run only when
-# named (--only openib); otherwise they say why.
-OPENIB_WHY="not run on this tier: openib's RDMA-CM connection gets its ConnectRequest through the bed's MAD relay (madmux.c), but QEMU's device model rejects openib's work requests (Invalid lkey 0x7fff, Table MR invalid handle 32767, Table CQE_CTX invalid handle 512) and the peer never answers; a limit of the model, not of ESXi's PVRDMA (scripts/bench/exits --only openib tries it)"
+# On this tier openib did not get through connection set-up until
+# 2026-12-06.  Its only connection scheme on RoCE is RDMA-CM; since
+# 2026-12-01 the bed relays the CM MADs (madmux.c; the tier suite connects
+# ib_send_lat -R through it), and openib's ConnectRequest reached the peer,
+# but QEMU's model rejected a work request ("Invalid lkey 0x7fff", "Table
+# MR, invalid handle 32767", "Table CQE_CTX, invalid handle 512") and the
+# peer never answered.  That request is openib's own SRQ probe
+# (check_if_device_support_modify_srq, Open MPI 4.1.4): two receives on a
+# dummy SRQ whose SGE lkey is never set (stack garbage).  The try with
+# btl_openib_receive_queues P,65536,32,16,8 did not avoid it: mpirun joins
+# a parameter given twice with commas, so the profile's shared queues
+# stayed.  The profile now uses per-peer queues only on vmw_pvrdma
+# (validation/transports/openib.conf).  Its rows still run only when named
+# (--only openib); otherwise they say why.
+OPENIB_WHY="not run unless named (scripts/bench/exits --only openib): with per-peer receive queues (validation/transports/openib.conf) openib connects through the bed's MAD relay and runs the 8 B ping-pong and OpenFOAM t2np2 (2026-12-06), but at t2np4 (2 ranks per node) its ranks on node2 failed to register memory for a connection (Failed to reg mr, in QEMU's device model) and the run waited for its 900 s limit"
 if [[ " ${PVRDMA_EXITS_ONLY:-} " == *" openib "* ]]; then
     # (180 s: rdmacm's connect has long given up or got through by then)
     ROW_TIMEOUT=180 mpi_row openib "${OPENIB[@]}"
