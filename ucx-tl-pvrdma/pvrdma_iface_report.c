@@ -82,7 +82,8 @@ static void uct_pvrdma_iface_plan_rx(const uct_pvrdma_iface_t *iface,
               (iface->cq_acct.budget - floor) : 0;
     while (rx->fit < peers) {
         want = uct_pvrdma_chan_rx_share(iface, free_rx, rx->fit);
-        if (want + per_ep > free_rx) {
+        if ((want == 0) || (want + per_ep > free_rx)) {
+            /* (0 cannot happen: RX_QUEUE_LEN >= 4; it would never end) */
             break;
         }
         free_rx      -= want + per_ep;
