@@ -491,6 +491,8 @@ typedef struct uct_pvrdma_iface_conn {
     unsigned                   job_peers;       /**< peers in the job, as the
                                                      launcher says; 0: unknown
                                                      (uct_pvrdma_chan_rx_share) */
+    const char                *job_peers_src;   /**< the variable that said
+                                                     it (the plan line) */
     unsigned                   num_discs;       /**< on the iface's discs */
     uint64_t                   discs_acked;
     uint64_t                   discs_expired;   /**< no DACK in CONN_TIMEOUT */

@@ -598,7 +598,6 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
 {
     const uct_pvrdma_iface_config_t *config =
             ucs_derived_of(tl_config, uct_pvrdma_iface_config_t);
-    const char *job_src;
     ucs_status_t status;
     int i;
 
@@ -658,7 +657,8 @@ static UCS_CLASS_INIT_FUNC(uct_pvrdma_iface_t, uct_md_h md,
     if (status != UCS_OK) {
         return status;
     }
-    self->conn.job_peers = uct_pvrdma_budget_job_peers(&job_src);
+    self->conn.job_peers = uct_pvrdma_budget_job_peers(
+            &self->conn.job_peers_src);
 
     status = uct_pvrdma_iface_init_profile(self, config);
     if (status != UCS_OK) {

@@ -118,7 +118,8 @@ void uct_pvrdma_iface_report_plan(uct_pvrdma_iface_t *iface)
         return;
     }
 
-    peers  = uct_pvrdma_budget_job_peers(&src);
+    peers  = iface->conn.job_peers;
+    src    = iface->conn.job_peers_src;
     uct_pvrdma_iface_plan_rx(iface, UINT_MAX, &all);
     ucs_info("pvrdma: %s:%d: plan: CQ %d entries, %u kept for sends; a "
              "connection is 2 RC QPs (ours and the peer's) and %u-%u "
