@@ -141,6 +141,25 @@ if bed_program "$TOP/tests/fabric/ud_recover" "ud_recover on $DEV"; then
     [ $rrc = 0 ] && pass "ud_recover on $DEV: exits 0" ||
         fail "ud_recover on $DEV: exits 0" "exit $rrc: $(tail -n 2 "$rlog" | tr '\n' ' ') (log: $rlog)"
 fi
+# Registrations that start inside a page, four of them crossing one more
+# page than their length rounds up to (tests/fabric/mr_span.c): a real
+# device takes any byte range; QEMU's model refused those four ("Invalid
+# nchunks/length") until the bed's qemu-mr-page-span.patch, and openib's
+# malloc()ed CTS buffer failed with it ("Failed to reg mr!", 2026-12-06).
+# On every node: each has its own device model.
+if bed_program "$TOP/tests/fabric/mr_span" "mr_span on $DEV"; then
+    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+        mlog=$(log_name "mr_span.$n")
+        timeout -k 10 60 ssh "$n" "$TOP/tests/fabric/mr_span" -d "$DEV" >"$mlog" 2>&1
+        mrc=$? nok=$(grep -c ': ok$' "$mlog")
+        if [ $mrc = 0 ] && [ "$nok" = 6 ]; then
+            pass "mr_span on $n: 6 regions register, the 4 that cross one page more than their length too"
+        else
+            fail "mr_span on $n: 6 regions register, the 4 that cross one page more than their length too" \
+                "exit $mrc, $nok registered: $(grep -v ': ok$' "$mlog" | head -n 3 | tr '\n' ' ') (log: $mlog)"
+        fi
+    done
+fi
 dlog=$(log_name "pvrdma-doctor")
 # --quick: the Open MPI / UCX plugin checks (ompi_info, ucx_info) do not
 # depend on the device, doctor.sh runs them on rxe, and on this nested

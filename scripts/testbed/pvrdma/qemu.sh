@@ -14,6 +14,11 @@
 # qemu-cq-arm-notify.patch: an armed CQ gets its completion event (the model
 # armed only for solicited completions, so ibv_req_notify_cq(cq, 0) never
 # woke anyone; pvrdma/README.md, "CQ events").
+# qemu-mr-page-span.patch: a memory region that does not start on a page
+# and crosses one more page than its length rounds up to (200 bytes across
+# a page boundary) registers, as on the real device; the model refused it
+# ("Invalid nchunks/length"), and openib's malloc()ed CTS buffer failed with
+# it (tests/fabric/mr_span checks it on the tier).
 #
 # The build: Debian's own `qemu` source package of exactly the installed
 # qemu-system-x86 version (scripts/fetch-debian-src.sh), those patches, and a
@@ -23,7 +28,7 @@
 # Sourced by tb after module.sh (uses TB_CACHE, TB_DIR, die, info).
 
 TB_PV_QEMU_PATCHES=("$TB_DIR/pvrdma/qemu-ah-cache-per-pd.patch" "$TB_DIR/pvrdma/qemu-meter-counters.patch"
-                    "$TB_DIR/pvrdma/qemu-cq-arm-notify.patch")
+                    "$TB_DIR/pvrdma/qemu-cq-arm-notify.patch" "$TB_DIR/pvrdma/qemu-mr-page-span.patch")
 # Debian packages the build needs (scripts/setup.sh installs them).
 TB_PV_QEMU_BUILD_DEPS=(meson ninja-build pkg-config dpkg-dev libglib2.0-dev libpixman-1-dev
                        libibverbs-dev librdmacm-dev libibumad-dev libattr1-dev libcap-ng-dev
