@@ -285,4 +285,8 @@ if only uct; then
     # (on this tier the transport offers AMs of at most 1 KiB, the port's max_msg_sz)
     uct_row bw1k am_bw 1024 bcopy
 fi
+# The nested QEMUs' own output beside the rows' logs: a row that failed on
+# a command the device model refused has its reason only there (openib's
+# "Failed to reg mr!" was QEMU's "Invalid nchunks/length", 2026-12-06)
+for f in /run/tb/qemu.nested*.log; do [ -e "$f" ] && cp "$f" "$LOGDIR/"; done
 echo "exits: done"
