@@ -53,7 +53,8 @@ fail() {
     exit 3
 }
 
-# other_nodes: the bed's nodes but this one, from the hostfile.
+# all_nodes: the bed's nodes, from the hostfile; other_nodes: all but this one.
+all_nodes() { awk '/^node/ { print $1 }' "$TB_HOSTFILE"; }
 other_nodes() { awk -v me="$(hostname)" '/^node/ && $1 != me {print $1}' "$TB_HOSTFILE"; }
 
 # (BED_LOST_NODE_CHECK=0: a suite that takes links down on purpose.)
@@ -143,7 +144,7 @@ bed_program() {
 dump_stacks() {
     local n dir cmd='for p in $(pgrep -x mpi_check); do echo "--- $(hostname) pid $p"; timeout 90 gdb -p "$p" -batch -nx -ex "thread apply all bt" 2>&1 | grep -E "^(Thread|#)"; done'
     dir=$(mktemp -d)
-    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+    for n in $(all_nodes); do
         if [ "$n" = "$(hostname)" ]; then
             timeout "${DUMP_STACKS_S:-240}" bash -c "$cmd" >"$dir/$n" 2>&1 &
         else
@@ -151,7 +152,7 @@ dump_stacks() {
         fi
     done
     wait
-    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do cat "$dir/$n"; done
+    for n in $(all_nodes); do cat "$dir/$n"; done
     rm -rf "$dir"
 }
 
@@ -255,7 +256,7 @@ ssh_patience() {
 # mpi_check_run append them to each job's log (paper.sh sets it).
 rxe_counters_dump() {
     local n cmd='for d in /sys/class/infiniband/*/ports/*/hw_counters; do [ -d "$d" ] || continue; p=${d%/hw_counters}; printf "%s %s:%s" "$(hostname)" "$(basename "${p%/ports/*}")" "${p##*/}"; for f in "$d"/*; do printf " %s=%s" "${f##*/}" "$(cat "$f")"; done; echo; done'
-    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+    for n in $(all_nodes); do
         if [ "$n" = "$(hostname)" ]; then
             bash -c "$cmd"
         else

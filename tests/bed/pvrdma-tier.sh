@@ -148,7 +148,7 @@ fi
 # malloc()ed CTS buffer failed with it ("Failed to reg mr!", 2026-12-06).
 # On every node: each has its own device model.
 if bed_program "$TOP/tests/fabric/mr_span" "mr_span on $DEV"; then
-    for n in $(awk '/^node/ { print $1 }' "$TB_HOSTFILE"); do
+    for n in $(all_nodes); do
         mlog=$(log_name "mr_span.$n")
         timeout -k 10 60 ssh "$n" "$TOP/tests/fabric/mr_span" -d "$DEV" >"$mlog" 2>&1
         mrc=$? nok=$(grep -c ': ok$' "$mlog")

@@ -6,7 +6,7 @@
  *        page, including ones that cross one more page than their length
  *        rounds up to?  (The nested tier's check of its device model.)
  *
- * Usage: mr_span [-d DEV]
+ * Usage: mr_span -d DEV
  * Registers, from one page-aligned buffer of 4 pages, the regions
  * (offset, length): (0, 4096), (64, 256), (4000, 200), (100, 8192),
  * (4095, 2), (2048, 12288) and prints one line per region:
@@ -34,30 +34,13 @@
 
 #include <infiniband/verbs.h>
 
+#include "pvrdma_device.h"
+
 static const struct {
     size_t offset, length;
 } regions[] = {
     {0, 4096}, {64, 256}, {4000, 200}, {100, 8192}, {4095, 2}, {2048, 12288},
 };
-
-static struct ibv_context *open_device(const char *name)
-{
-    struct ibv_device **list;
-    struct ibv_context *ctx = NULL;
-    int i, n;
-
-    list = ibv_get_device_list(&n);
-    if (list == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < n && ctx == NULL; i++) {
-        if (name == NULL || strcmp(ibv_get_device_name(list[i]), name) == 0) {
-            ctx = ibv_open_device(list[i]);
-        }
-    }
-    ibv_free_device_list(list);
-    return ctx;
-}
 
 int main(int argc, char **argv)
 {
@@ -70,16 +53,18 @@ int main(int argc, char **argv)
     int c;
 
     while ((c = getopt(argc, argv, "d:")) != -1) {
-        if (c == 'd') {
-            dev = optarg;
-        } else {
-            fprintf(stderr, "usage: mr_span [-d DEV]\n");
-            return 2;
+        if (c != 'd') {
+            break;
         }
+        dev = optarg;
     }
-    ctx = open_device(dev);
+    if ((dev == NULL) || (c != -1)) {
+        fprintf(stderr, "usage: mr_span -d DEV\n");
+        return 2;
+    }
+    ctx = pvrdma_common_open_device(dev);
     if (ctx == NULL) {
-        fprintf(stderr, "mr_span: no RDMA device %s\n", dev ? dev : "at all");
+        fprintf(stderr, "mr_span: cannot open RDMA device %s: %s\n", dev, strerror(errno));
         return 2;
     }
     pd = ibv_alloc_pd(ctx);

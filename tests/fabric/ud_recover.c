@@ -39,6 +39,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "pvrdma_device.h"
 #include "pvrdma_gid.h"
 #include "pvrdma_qp.h"
 #include "pvrdma_ud.h"
@@ -204,7 +205,6 @@ int main(int argc, char **argv)
     struct pvrdma_common_ud rx, tx;
     struct pvrdma_common_ud_attr attr;
     struct pvrdma_common_qp_params params;
-    struct ibv_device **list;
     struct ibv_context *ctx = NULL;
     struct ibv_port_attr pattr;
     struct ibv_qp_attr qattr;
@@ -234,12 +234,7 @@ int main(int argc, char **argv)
         *colon = '\0';
         port   = atoi(colon + 1);
     }
-    list = ibv_get_device_list(&n);
-    for (int i = 0; (list != NULL) && (i < n) && (ctx == NULL); ++i) {
-        if (!strcmp(ibv_get_device_name(list[i]), dev)) {
-            ctx = ibv_open_device(list[i]);
-        }
-    }
+    ctx = pvrdma_common_open_device(dev);
     for (int i = 0; (ctx != NULL) && (gid_index < 0) && (i < 16); ++i) {
         if ((ibv_query_gid(ctx, (uint8_t) port, i, &gid) == 0) &&
             !pvrdma_common_gid_is_zero(&gid)) {
@@ -396,7 +391,6 @@ out:
     ibv_destroy_cq(tx_cq);
     ibv_dealloc_pd(pd);
     ibv_close_device(ctx);
-    ibv_free_device_list(list);
     return failures ? 1 : 0;
 
 usage:
